@@ -9,10 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/api/equality"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/statusfold/statusfold/test/framework"
@@ -192,5 +193,30 @@ statusDetails:
 				}
 			}
 		})
+	}
+}
+
+// TestKubectlExplain checks that the field docs reach `kubectl explain`.
+func TestKubectlExplain(t *testing.T) {
+	cp := framework.RunControlPlane(t)
+	ctx := context.Background()
+	var out, stderr string
+	var err error
+	// The apiserver publishes new CRDs' OpenAPI a moment after they are established.
+	for i := 0; i < 50; i++ {
+		out, stderr, err = cp.Kubectl(ctx, nil, "explain", "statuscollector.spec.combinedFields.type")
+		if err == nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("kubectl explain: %v: %s", err, stderr)
+	}
+	t.Logf("kubectl explain statuscollector.spec.combinedFields.type:\n%s", out)
+	for _, want := range []string{"StatusCollector", "COUNT counts the group's rows", "ENUM:", "    AVG\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("explain output lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -53,7 +53,7 @@ type StatusCollectorSpec struct {
 	// +optional
 	// +kubebuilder:default=20
 	// +kubebuilder:validation:Minimum=1
-	Limit int64 `json:"limit"`
+	Limit int64 `json:"limit,omitempty"`
 }
 
 // Expression is a CEL expression over the variables `inventory` (name, labels), `obj` (the
