@@ -66,6 +66,10 @@ build: ## Build bin/statusfold.
 envtest-assets: ## Build kube-apiserver, etcd and kubectl from Go modules into $(ENVTEST_ASSETS_DIR) (skipped when present).
 	@K8S_VERSION=$(K8S_VERSION) hack/envtest-assets.sh "$(ENVTEST_ASSETS_DIR)" >/dev/null
 
+.PHONY: run
+run: envtest-assets ## Run the embedded default: `statusfold local --demo` (local control plane, controller, webhooks, samples, simulated WECs).
+	go run ./cmd/statusfold local --demo
+
 ##@ Test
 
 .PHONY: test
