@@ -1,0 +1,167 @@
+package collector
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+)
+
+// subjectState is what a row's aggregation subject evaluated to.
+type subjectState uint8
+
+const (
+	subjectNull   subjectState = iota // null (or no subject, for COUNT): skipped, as SQL skips NULL
+	subjectNumber                     // a number, used
+	subjectBad                        // a value that is not a number: skipped, in aggregationErrors
+	subjectError                      // evaluation failed: skipped, a row error
+)
+
+type subject struct {
+	state subjectState
+	n     number
+	bad   string // for subjectBad: what the value was
+}
+
+// classifySubject reads a subject value: int, uint, double, or a string that parses as a number.
+func classifySubject(v ref.Val) subject {
+	switch x := v.(type) {
+	case types.Null:
+		return subject{state: subjectNull}
+	case types.Int:
+		return subject{state: subjectNumber, n: number{kind: nInt, i: int64(x)}}
+	case types.Uint:
+		return subject{state: subjectNumber, n: number{kind: nUint, u: uint64(x)}}
+	case types.Double:
+		return subject{state: subjectNumber, n: number{kind: nFloat, f: float64(x)}}
+	case types.String:
+		if n, ok := parseNumericString(string(x)); ok {
+			return subject{state: subjectNumber, n: n}
+		}
+		return subject{state: subjectBad, bad: fmt.Sprintf("string value %s is not a number", quoteShort(string(x)))}
+	case *types.Optional:
+		if !x.HasValue() {
+			return subject{state: subjectNull}
+		}
+		return classifySubject(x.GetValue())
+	case types.Bool:
+		return subject{state: subjectBad, bad: fmt.Sprintf("bool value %t is not a number", bool(x))}
+	}
+	return subject{state: subjectBad, bad: fmt.Sprintf("%s value is not a number", v.Type().TypeName())}
+}
+
+func quoteShort(s string) string {
+	const max = 64
+	if len(s) > max {
+		return fmt.Sprintf("%q…", s[:max])
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// group is one output row of an aggregation: the rows that share a group key.
+type group struct {
+	keyStr  string
+	members map[int]struct{}
+	rep     int // the member with the smallest WEC name (index), whose key values the row shows
+	count   int
+	aggs    []aggState
+}
+
+type aggState struct {
+	sum  exactSum
+	used int // values used (SUM, AVG)
+	bad  int // values skipped as not numbers
+}
+
+func newGroup(key string, naggs int) *group {
+	return &group{keyStr: key, members: map[int]struct{}{}, rep: -1, aggs: make([]aggState, naggs)}
+}
+
+// add and remove keep COUNT, SUM and AVG up to date; MIN, MAX and the first aggregation error
+// are found by a scan of the members when results are read.
+func (g *group) add(cs *colState, i int) {
+	g.members[i] = struct{}{}
+	g.count++
+	if g.rep < 0 || i < g.rep {
+		g.rep = i
+	}
+	g.apply(cs, i, 1)
+	cs.rows[i].group = g
+}
+
+func (g *group) remove(cs *colState, i int) {
+	delete(g.members, i)
+	g.count--
+	g.apply(cs, i, -1)
+	if g.rep == i {
+		g.rep = -1
+		for m := range g.members {
+			if g.rep < 0 || m < g.rep {
+				g.rep = m
+			}
+		}
+	}
+	cs.rows[i].group = nil
+}
+
+func (g *group) apply(cs *colState, i, sign int) {
+	for k, s := range cs.rows[i].subjects {
+		a := &g.aggs[k]
+		switch s.state {
+		case subjectNumber:
+			a.used += sign
+			a.sum.add(s.n, sign)
+		case subjectBad:
+			a.bad += sign
+		}
+	}
+}
+
+// value is the aggregate k of the group.
+func (g *group) value(cs *colState, k int, typ controlv1alpha1.AggregatorType) controlv1alpha1.Value {
+	a := &g.aggs[k]
+	switch typ {
+	case controlv1alpha1.AggregatorTypeCount:
+		return numberValue(number{kind: nInt, i: int64(g.count)})
+	case controlv1alpha1.AggregatorTypeSum:
+		return numberValue(a.sum.result())
+	case controlv1alpha1.AggregatorTypeAvg:
+		return numberValue(a.sum.average(a.used))
+	}
+	// MIN and MAX return the chosen value as it was; among equal values, the first WEC's by name.
+	sign := 1
+	best := number{kind: nFloat, f: math.Inf(1)}
+	if typ == controlv1alpha1.AggregatorTypeMax {
+		sign = -1
+		best.f = math.Inf(-1)
+	}
+	bestIdx := -1
+	for m := range g.members {
+		s := &cs.rows[m].subjects[k]
+		if s.state != subjectNumber {
+			continue
+		}
+		c := sign * compareNumbers(s.n, best)
+		if bestIdx < 0 || c < 0 || (c == 0 && m < bestIdx) {
+			best, bestIdx = s.n, m
+		}
+	}
+	return numberValue(best)
+}
+
+// firstBad describes the first (by WEC name) value that aggregate k skipped as not a number.
+func (g *group) firstBad(cs *colState, k int) string {
+	first := -1
+	for m := range g.members {
+		if cs.rows[m].subjects[k].state == subjectBad && (first < 0 || m < first) {
+			first = m
+		}
+	}
+	if first < 0 {
+		return ""
+	}
+	return cs.rows[first].subjects[k].bad
+}

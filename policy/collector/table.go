@@ -1,0 +1,463 @@
+package collector
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/interpreter"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+)
+
+// MaxRowErrors is the most row errors a result holds (the first ones in WEC-name order).
+const MaxRowErrors = 20
+
+// WEC is one destination's row input.
+type WEC struct {
+	Name       string
+	Labels     map[string]string // inventory labels
+	Status     any               // decoded JSON of the reported status (after ContentClassifier pruning); nil = reported nothing
+	LastUpdate *time.Time        // propagation.lastReturnedUpdateTimestamp; nil = absent
+}
+
+// Table evaluates a set of collectors for one (workload object, BindingPolicy) pair,
+// incrementally: every WEC's expression results are cached, so UpsertWEC re-evaluates one WEC only,
+// and aggregates are updated from the cached values.
+//
+// A Table is not safe for concurrent use; the controller uses each Table from one goroutine at a
+// time. The Collectors it holds may be shared.
+type Table struct {
+	objVal     ref.Val
+	collectors []*colState // by collector name
+	dests      []string    // sorted, unique
+	destIdx    map[string]int
+	inputs     map[string]*activation // every WEC given to UpsertWEC, destination or not
+	rows       []*activation          // aligned with dests
+}
+
+// NewTable returns a Table for the workload object obj (without .status) and the collectors.
+// Call SetDestinations and UpsertWEC to give it rows.
+func NewTable(obj map[string]any, collectors []*Collector) *Table {
+	t := &Table{destIdx: map[string]int{}, inputs: map[string]*activation{}}
+	t.objVal = types.DefaultTypeAdapter.NativeToValue(obj)
+	t.SetCollectors(collectors)
+	return t
+}
+
+// SetObject replaces the workload object and re-evaluates all rows.
+func (t *Table) SetObject(obj map[string]any) {
+	t.objVal = types.DefaultTypeAdapter.NativeToValue(obj)
+	for _, cs := range t.collectors {
+		cs.reset(t)
+	}
+}
+
+// SetCollectors replaces the collectors. Collectors that the Table already had (the same
+// *Collector, as a Compiler returns for an unchanged spec) keep their cached rows.
+func (t *Table) SetCollectors(collectors []*Collector) {
+	old := map[*Collector]*colState{}
+	for _, cs := range t.collectors {
+		old[cs.col] = cs
+	}
+	t.collectors = t.collectors[:0:0]
+	for _, c := range collectors {
+		cs, ok := old[c]
+		if !ok {
+			cs = &colState{col: c}
+			cs.reset(t)
+		}
+		t.collectors = append(t.collectors, cs)
+	}
+	sort.SliceStable(t.collectors, func(i, j int) bool { return t.collectors[i].col.name < t.collectors[j].col.name })
+}
+
+// SetDestinations sets the WECs of the pair. A destination that UpsertWEC has not been told about
+// has reported nothing. Rows of WECs that stay destinations keep their cached results.
+func (t *Table) SetDestinations(names []string) {
+	dests := slices.Clone(names)
+	slices.Sort(dests)
+	dests = slices.Compact(dests)
+	if slices.Equal(dests, t.dests) {
+		return
+	}
+	oldIdx := t.destIdx
+	t.dests = dests
+	t.destIdx = make(map[string]int, len(dests))
+	t.rows = make([]*activation, len(dests))
+	for i, name := range dests {
+		t.destIdx[name] = i
+		t.rows[i] = t.input(name)
+	}
+	for _, cs := range t.collectors {
+		cs.realign(t, oldIdx)
+	}
+}
+
+// UpsertWEC sets one WEC's input and, when it is a destination, re-evaluates that WEC's row only.
+func (t *Table) UpsertWEC(w WEC) {
+	a := newActivation(t, w)
+	t.inputs[w.Name] = a
+	if i, ok := t.destIdx[w.Name]; ok {
+		t.rows[i] = a
+		for _, cs := range t.collectors {
+			cs.update(t, i)
+		}
+	}
+}
+
+// RemoveWEC forgets a WEC's input: if it is a destination, it has now reported nothing.
+func (t *Table) RemoveWEC(name string) {
+	if _, ok := t.inputs[name]; !ok {
+		return
+	}
+	delete(t.inputs, name)
+	if i, ok := t.destIdx[name]; ok {
+		t.rows[i] = t.input(name)
+		for _, cs := range t.collectors {
+			cs.update(t, i)
+		}
+	}
+}
+
+// Results returns one result per collector, by collector name, as the CombinedStatus holds them.
+// The results share memory with the Table's cache: do not modify them.
+func (t *Table) Results() []controlv1alpha1.NamedStatusCombination {
+	out := make([]controlv1alpha1.NamedStatusCombination, len(t.collectors))
+	for i, cs := range t.collectors {
+		if cs.dirty {
+			cs.result = cs.compute(t)
+			cs.dirty = false
+		}
+		out[i] = cs.result
+	}
+	return out
+}
+
+// Evaluate is the one-shot form used by `statusfold eval`: wecs are the destinations, with their
+// inputs.
+func Evaluate(obj map[string]any, wecs []WEC, collectors []*Collector) []controlv1alpha1.NamedStatusCombination {
+	t := NewTable(obj, collectors)
+	names := make([]string, len(wecs))
+	for i, w := range wecs {
+		names[i] = w.Name
+		t.inputs[w.Name] = newActivation(t, w)
+	}
+	t.SetDestinations(names)
+	return t.Results()
+}
+
+// input returns the known input of a WEC, or a "reported nothing" input.
+func (t *Table) input(name string) *activation {
+	if a, ok := t.inputs[name]; ok {
+		return a
+	}
+	return newActivation(t, WEC{Name: name})
+}
+
+// activation holds one WEC's CEL variables, converted once.
+type activation struct {
+	t                                *Table
+	name                             string
+	inventory, returned, propagation ref.Val
+}
+
+var _ interpreter.Activation = (*activation)(nil)
+
+func newActivation(t *Table, w WEC) *activation {
+	labels := w.Labels
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	prop := map[string]any{}
+	if w.LastUpdate != nil {
+		prop[fieldLastReturnedUpdateTimestamp] = types.Timestamp{Time: w.LastUpdate.UTC()}
+	}
+	a := types.DefaultTypeAdapter
+	return &activation{
+		t:    t,
+		name: w.Name,
+		inventory: a.NativeToValue(map[string]any{
+			fieldName:   w.Name,
+			fieldLabels: labels,
+		}),
+		returned:    a.NativeToValue(map[string]any{fieldStatus: w.Status}),
+		propagation: a.NativeToValue(prop),
+	}
+}
+
+func (a *activation) ResolveName(name string) (any, bool) {
+	switch name {
+	case varInventory:
+		return a.inventory, true
+	case varObj:
+		return a.t.objVal, true
+	case varReturned:
+		return a.returned, true
+	case varPropagation:
+		return a.propagation, true
+	}
+	return nil, false
+}
+
+func (a *activation) Parent() interpreter.Activation { return nil }
+
+func eval(prg cel.Program, a *activation) (ref.Val, error) {
+	out, _, err := prg.Eval(a)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// rowError is a row error of one WEC, without the WEC name (the row knows it).
+type rowError struct {
+	column string
+	err    string
+}
+
+func errorsOf(name string, errs []rowError, out []controlv1alpha1.RowError) []controlv1alpha1.RowError {
+	for _, e := range errs {
+		if len(out) == MaxRowErrors {
+			break
+		}
+		out = append(out, controlv1alpha1.RowError{WEC: name, ColumnName: e.column, Error: e.err})
+	}
+	return out
+}
+
+// filterRow evaluates the filter: true keeps the row; false or null drops it; anything else drops it
+// with a row error on the column "".
+func filterRow(c *Collector, a *activation) (bool, []rowError) {
+	if c.filter == nil {
+		return true, nil
+	}
+	out, err := eval(c.filter, a)
+	if err != nil {
+		return false, []rowError{{"", err.Error()}}
+	}
+	switch v := out.(type) {
+	case types.Bool:
+		return bool(v), nil
+	case types.Null:
+		return false, nil
+	}
+	return false, []rowError{{"", fmt.Sprintf("filter evaluated to %s, not bool", out.Type().TypeName())}}
+}
+
+// colState is a Table's cache for one collector.
+type colState struct {
+	col    *Collector
+	rows   []rowState // aligned with Table.dests
+	groups map[string]*group
+	keyBuf []byte
+
+	dirty  bool
+	result controlv1alpha1.NamedStatusCombination
+}
+
+type rowState struct {
+	kept bool
+	errs []rowError // in column order: filter, groupBy, subjects or select cells
+
+	// select: cells are evaluated only for rows within the limit, when results are read.
+	cellsDone bool
+	cells     []controlv1alpha1.Value
+
+	// aggregation
+	group    *group
+	key      []jvalue
+	subjects []subject
+}
+
+// reset re-evaluates every row.
+func (cs *colState) reset(t *Table) {
+	cs.rows = make([]rowState, len(t.dests))
+	cs.groups = map[string]*group{}
+	for i := range cs.rows {
+		cs.evalRow(t, i)
+	}
+	cs.dirty = true
+}
+
+// realign moves cached rows to the new destination order, evaluating rows of new destinations,
+// and rebuilds the groups from the cached rows.
+func (cs *colState) realign(t *Table, oldIdx map[string]int) {
+	old := cs.rows
+	cs.rows = make([]rowState, len(t.dests))
+	cs.groups = map[string]*group{}
+	for i, name := range t.dests {
+		j, ok := oldIdx[name]
+		if !ok {
+			cs.evalRow(t, i)
+			continue
+		}
+		cs.rows[i] = old[j]
+		if g := cs.rows[i].group; g != nil {
+			cs.rows[i].group = nil
+			cs.join(i, g.keyStr)
+		}
+	}
+	cs.dirty = true
+}
+
+// update re-evaluates one row.
+func (cs *colState) update(t *Table, i int) {
+	if g := cs.rows[i].group; g != nil {
+		g.remove(cs, i)
+		if g.count == 0 && len(cs.col.groupBy) > 0 {
+			delete(cs.groups, g.keyStr)
+		}
+	}
+	cs.rows[i] = rowState{}
+	cs.evalRow(t, i)
+	cs.dirty = true
+}
+
+func (cs *colState) evalRow(t *Table, i int) {
+	c, a, r := cs.col, t.rows[i], &cs.rows[i]
+	r.kept, r.errs = filterRow(c, a)
+	if !r.kept || c.isSelect() {
+		return
+	}
+	keyOK := true
+	r.key = make([]jvalue, len(c.groupBy))
+	for k, g := range c.groupBy {
+		out, err := eval(g.prg, a)
+		if err == nil {
+			r.key[k], err = fromCEL(out, false)
+		}
+		if err != nil {
+			r.errs = append(r.errs, rowError{g.name, err.Error()})
+			keyOK = false
+		}
+	}
+	if !keyOK {
+		r.key = nil
+		return
+	}
+	r.subjects = make([]subject, len(c.aggregates))
+	for k, ag := range c.aggregates {
+		if ag.prg == nil {
+			continue
+		}
+		out, err := eval(ag.prg, a)
+		if err != nil {
+			r.subjects[k] = subject{state: subjectError}
+			r.errs = append(r.errs, rowError{ag.name, err.Error()})
+			continue
+		}
+		r.subjects[k] = classifySubject(out)
+	}
+	cs.keyBuf = cs.keyBuf[:0]
+	for k := range r.key {
+		cs.keyBuf = appendKey(cs.keyBuf, &r.key[k])
+	}
+	cs.join(i, string(cs.keyBuf))
+}
+
+// join adds row i to the group with the given key.
+func (cs *colState) join(i int, key string) {
+	g, ok := cs.groups[key]
+	if !ok {
+		g = newGroup(key, len(cs.col.aggregates))
+		cs.groups[key] = g
+	}
+	g.add(cs, i)
+}
+
+// evalCells evaluates a select row's cells: a failing cell is Null with a row error.
+func (cs *colState) evalCells(t *Table, i int) {
+	r := &cs.rows[i]
+	if r.cellsDone {
+		return
+	}
+	r.cellsDone = true
+	r.cells = make([]controlv1alpha1.Value, len(cs.col.selects))
+	for k, s := range cs.col.selects {
+		out, err := eval(s.prg, t.rows[i])
+		var v jvalue
+		if err == nil {
+			v, err = fromCEL(out, false)
+		}
+		if err != nil {
+			r.cells[k] = nullValue()
+			r.errs = append(r.errs, rowError{s.name, err.Error()})
+			continue
+		}
+		r.cells[k] = v.toValue()
+	}
+}
+
+func (cs *colState) compute(t *Table) controlv1alpha1.NamedStatusCombination {
+	res := controlv1alpha1.NamedStatusCombination{Name: cs.col.name, ColumnNames: cs.col.columnNames}
+	if cs.col.isSelect() {
+		for i := range cs.rows {
+			r := &cs.rows[i]
+			if r.kept && int64(len(res.Rows)) < cs.col.limit {
+				cs.evalCells(t, i)
+				res.Rows = append(res.Rows, controlv1alpha1.StatusCombinationRow{Columns: r.cells})
+			}
+			if len(r.errs) > 0 && len(res.Errors) < MaxRowErrors {
+				res.Errors = errorsOf(t.dests[i], r.errs, res.Errors)
+			}
+		}
+		return res
+	}
+	for i := range cs.rows {
+		if len(res.Errors) == MaxRowErrors {
+			break
+		}
+		if r := &cs.rows[i]; len(r.errs) > 0 {
+			res.Errors = errorsOf(t.dests[i], r.errs, res.Errors)
+		}
+	}
+	groups := make([]*group, 0, len(cs.groups))
+	for _, g := range cs.groups {
+		groups = append(groups, g)
+	}
+	if len(cs.col.groupBy) == 0 && len(groups) == 0 {
+		groups = append(groups, newGroup("", len(cs.col.aggregates))) // always exactly one row
+	}
+	sort.Slice(groups, func(i, j int) bool { return compareKeys(cs.groupKey(groups[i]), cs.groupKey(groups[j])) < 0 })
+	if int64(len(groups)) > cs.col.limit {
+		groups = groups[:cs.col.limit]
+	}
+	for gi, g := range groups {
+		row := controlv1alpha1.StatusCombinationRow{}
+		for _, k := range cs.groupKey(g) {
+			row.Columns = append(row.Columns, k.toValue())
+		}
+		for k, ag := range cs.col.aggregates {
+			row.Columns = append(row.Columns, g.value(cs, k, ag.typ))
+			if n := g.aggs[k].bad; n > 0 {
+				res.AggregationErrors = append(res.AggregationErrors, controlv1alpha1.AggregationError{
+					Row: int32(gi), ColumnName: ag.name, Error: g.firstBad(cs, k), Count: int32(n),
+				})
+			}
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	return res
+}
+
+// groupKey is the key values a group shows: those of its first WEC by name.
+func (cs *colState) groupKey(g *group) []jvalue {
+	if g.count == 0 {
+		return nil
+	}
+	return cs.rows[g.rep].key
+}
+
+func compareKeys(a, b []jvalue) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if c := compareValues(&a[i], &b[i]); c != 0 {
+			return c
+		}
+	}
+	return cmpInt(len(a), len(b))
+}

@@ -1,0 +1,482 @@
+package collector
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+)
+
+// jkind is the kind of a JSON value, in the cross-type order of SPEC §3:
+// null < bool < number < string < list < map.
+type jkind uint8
+
+const (
+	jNull jkind = iota
+	jBool
+	jNumber
+	jString
+	jList
+	jMap
+)
+
+// jvalue is a JSON value as the engine holds it between CEL and the CombinedStatus: CEL values
+// are converted once (SPEC §3 value rules), then compared, grouped and printed from here.
+type jvalue struct {
+	kind jkind
+	b    bool
+	n    number
+	s    string
+	list []jvalue
+	keys []string // sorted
+	vals []jvalue // vals[i] belongs to keys[i]
+}
+
+var errNonFiniteInside = errors.New("a NaN or infinite number inside a list or map cannot be written as JSON")
+
+// fromCEL converts a CEL result. nested says whether the value sits inside a list or map, where
+// NaN and infinities cannot be represented.
+func fromCEL(v ref.Val, nested bool) (jvalue, error) {
+	switch x := v.(type) {
+	case types.Null:
+		return jvalue{kind: jNull}, nil
+	case types.Bool:
+		return jvalue{kind: jBool, b: bool(x)}, nil
+	case types.Int:
+		return jvalue{kind: jNumber, n: number{kind: nInt, i: int64(x)}}, nil
+	case types.Uint:
+		return jvalue{kind: jNumber, n: number{kind: nUint, u: uint64(x)}}, nil
+	case types.Double:
+		return doubleValue(float64(x), nested)
+	case types.String:
+		return jvalue{kind: jString, s: string(x)}, nil
+	case types.Bytes:
+		return jvalue{kind: jString, s: base64.StdEncoding.EncodeToString(x)}, nil
+	case types.Timestamp:
+		return jvalue{kind: jString, s: x.UTC().Format(time.RFC3339Nano)}, nil
+	case types.Duration:
+		return jvalue{kind: jString, s: x.Duration.String()}, nil
+	case *types.Optional:
+		if !x.HasValue() {
+			return jvalue{kind: jNull}, nil
+		}
+		return fromCEL(x.GetValue(), nested)
+	case *types.Err:
+		return jvalue{}, x
+	case *types.Unknown:
+		return jvalue{}, fmt.Errorf("unknown value %v", x)
+	case *types.Type:
+		return jvalue{kind: jString, s: x.TypeName()}, nil
+	}
+	// Values that wrap decoded JSON (obj, returned.status and their parts) convert natively.
+	switch nv := v.Value().(type) {
+	case map[string]any, []any:
+		return fromNative(nv, nested)
+	}
+	switch x := v.(type) {
+	case traits.Lister:
+		return listFromCEL(x)
+	case traits.Mapper:
+		return mapFromCEL(x)
+	}
+	if s, ok := v.Value().(fmt.Stringer); ok { // quantity, URL, IP, CIDR, semver, …
+		return jvalue{kind: jString, s: s.String()}, nil
+	}
+	return jvalue{kind: jString, s: fmt.Sprint(v.Value())}, nil
+}
+
+func listFromCEL(l traits.Lister) (jvalue, error) {
+	out := jvalue{kind: jList}
+	for it := l.Iterator(); it.HasNext() == types.True; {
+		e, err := fromCEL(it.Next(), true)
+		if err != nil {
+			return jvalue{}, err
+		}
+		out.list = append(out.list, e)
+	}
+	return out, nil
+}
+
+func mapFromCEL(m traits.Mapper) (jvalue, error) {
+	out := jvalue{kind: jMap}
+	type entry struct {
+		k string
+		v jvalue
+	}
+	var entries []entry
+	for it := m.Iterator(); it.HasNext() == types.True; {
+		k := it.Next()
+		ks, ok := k.(types.String)
+		if !ok {
+			return jvalue{}, fmt.Errorf("a map key of type %s cannot be a JSON object key", k.Type().TypeName())
+		}
+		v, err := fromCEL(m.Get(k), true)
+		if err != nil {
+			return jvalue{}, err
+		}
+		entries = append(entries, entry{string(ks), v})
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].k < entries[j].k })
+	for _, e := range entries {
+		out.keys = append(out.keys, e.k)
+		out.vals = append(out.vals, e.v)
+	}
+	return out, nil
+}
+
+// fromNative converts decoded JSON (as encoding/json or Kubernetes' unstructured decoding
+// produce it).
+func fromNative(v any, nested bool) (jvalue, error) {
+	switch x := v.(type) {
+	case nil:
+		return jvalue{kind: jNull}, nil
+	case bool:
+		return jvalue{kind: jBool, b: x}, nil
+	case string:
+		return jvalue{kind: jString, s: x}, nil
+	case int64:
+		return jvalue{kind: jNumber, n: number{kind: nInt, i: x}}, nil
+	case int:
+		return jvalue{kind: jNumber, n: number{kind: nInt, i: int64(x)}}, nil
+	case int32:
+		return jvalue{kind: jNumber, n: number{kind: nInt, i: int64(x)}}, nil
+	case uint64:
+		return jvalue{kind: jNumber, n: number{kind: nUint, u: x}}, nil
+	case float64:
+		return doubleValue(x, nested)
+	case []any:
+		out := jvalue{kind: jList, list: make([]jvalue, 0, len(x))}
+		for _, e := range x {
+			je, err := fromNative(e, true)
+			if err != nil {
+				return jvalue{}, err
+			}
+			out.list = append(out.list, je)
+		}
+		return out, nil
+	case map[string]any:
+		out := jvalue{kind: jMap, keys: make([]string, 0, len(x)), vals: make([]jvalue, 0, len(x))}
+		for k := range x {
+			out.keys = append(out.keys, k)
+		}
+		sort.Strings(out.keys)
+		for _, k := range out.keys {
+			je, err := fromNative(x[k], true)
+			if err != nil {
+				return jvalue{}, err
+			}
+			out.vals = append(out.vals, je)
+		}
+		return out, nil
+	}
+	return fromCEL(types.DefaultTypeAdapter.NativeToValue(v), nested)
+}
+
+func doubleValue(f float64, nested bool) (jvalue, error) {
+	if nested && (math.IsNaN(f) || math.IsInf(f, 0)) {
+		return jvalue{}, errNonFiniteInside
+	}
+	return jvalue{kind: jNumber, n: number{kind: nFloat, f: f}}, nil
+}
+
+// toValue converts to the CombinedStatus value union.
+func (v *jvalue) toValue() controlv1alpha1.Value {
+	switch v.kind {
+	case jBool:
+		b := v.b
+		return controlv1alpha1.Value{Type: controlv1alpha1.TypeBool, Bool: &b}
+	case jNumber:
+		return numberValue(v.n)
+	case jString:
+		s := v.s
+		return controlv1alpha1.Value{Type: controlv1alpha1.TypeString, String: &s}
+	case jList:
+		out := controlv1alpha1.Value{Type: controlv1alpha1.TypeArray, Array: make([]controlv1alpha1.Value, len(v.list))}
+		for i := range v.list {
+			out.Array[i] = v.list[i].toValue()
+		}
+		return out
+	case jMap:
+		out := controlv1alpha1.Value{Type: controlv1alpha1.TypeObject, Object: make(map[string]controlv1alpha1.Value, len(v.keys))}
+		for i, k := range v.keys {
+			out.Object[k] = v.vals[i].toValue()
+		}
+		return out
+	}
+	return nullValue()
+}
+
+func nullValue() controlv1alpha1.Value { return controlv1alpha1.Value{Type: controlv1alpha1.TypeNull} }
+
+func numberValue(n number) controlv1alpha1.Value {
+	s := n.text()
+	return controlv1alpha1.Value{Type: controlv1alpha1.TypeNumber, Number: &s}
+}
+
+// numKind says how a number is held. Integers stay exact.
+type numKind uint8
+
+const (
+	nInt numKind = iota
+	nUint
+	nFloat
+	nBig // an integer beyond int64/uint64, from a numeric string or an exact sum
+)
+
+type number struct {
+	kind numKind
+	i    int64
+	u    uint64
+	f    float64
+	big  *big.Int
+}
+
+// text is the number's decimal text (SPEC §3): integers exactly; a double as the shortest decimal
+// that reads back as the same double, without an exponent when 1e-6 ≤ |x| < 1e21; NaN, +Inf, -Inf.
+func (n number) text() string {
+	switch n.kind {
+	case nInt:
+		return strconv.FormatInt(n.i, 10)
+	case nUint:
+		return strconv.FormatUint(n.u, 10)
+	case nBig:
+		return n.big.String()
+	}
+	return formatDouble(n.f)
+}
+
+func formatDouble(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "+Inf"
+	case math.IsInf(f, -1):
+		return "-Inf"
+	case f == 0:
+		return "0"
+	}
+	if a := math.Abs(f); a >= 1e-6 && a < 1e21 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	s := strconv.FormatFloat(f, 'e', -1, 64) // e.g. 1.5e-07: drop the exponent's leading zeros
+	i := strings.IndexByte(s, 'e')
+	mant, exp := s[:i+2], strings.TrimLeft(s[i+2:], "0")
+	return mant + exp
+}
+
+// rank orders numbers by class: −Inf < finite < +Inf < NaN.
+func (n number) rank() int {
+	if n.kind != nFloat {
+		return 1
+	}
+	switch {
+	case math.IsNaN(n.f):
+		return 3
+	case math.IsInf(n.f, 1):
+		return 2
+	case math.IsInf(n.f, -1):
+		return 0
+	}
+	return 1
+}
+
+func (n number) bigFloat() *big.Float {
+	switch n.kind {
+	case nInt:
+		return new(big.Float).SetInt64(n.i)
+	case nUint:
+		return new(big.Float).SetUint64(n.u)
+	case nBig:
+		return new(big.Float).SetPrec(uint(max(64, n.big.BitLen()))).SetInt(n.big)
+	}
+	return new(big.Float).SetFloat64(n.f)
+}
+
+// compareNumbers is the total order of SPEC §3 on numbers, exact across kinds.
+func compareNumbers(a, b number) int {
+	if ra, rb := a.rank(), b.rank(); ra != rb || ra != 1 {
+		return cmpInt(ra, rb)
+	}
+	switch {
+	case a.kind == nInt && b.kind == nInt:
+		return cmpInt(a.i, b.i)
+	case a.kind == nFloat && b.kind == nFloat:
+		return cmpInt(a.f, b.f)
+	case a.kind == nUint && b.kind == nUint:
+		return cmpInt(a.u, b.u)
+	}
+	return a.bigFloat().Cmp(b.bigFloat())
+}
+
+func cmpInt[T int | int64 | uint64 | float64](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// keyText is a text that two numbers share exactly when they are equal as JSON values
+// (2 and 2.0 are one group).
+func (n number) keyText() string {
+	if n.kind == nFloat && n.rank() == 1 && n.f == math.Trunc(n.f) {
+		if math.Abs(n.f) < 1<<63 {
+			return strconv.FormatInt(int64(n.f), 10)
+		}
+		i, _ := new(big.Float).SetFloat64(n.f).Int(nil)
+		return i.String()
+	}
+	if n.kind == nFloat {
+		return strconv.FormatFloat(n.f, 'g', -1, 64) // non-integral: never equal to an integer's text
+	}
+	return n.text()
+}
+
+// appendKey appends an encoding of v to buf such that two values have the same encoding exactly
+// when they are equal as JSON values.
+func appendKey(buf []byte, v *jvalue) []byte {
+	switch v.kind {
+	case jNull:
+		return append(buf, 'z')
+	case jBool:
+		if v.b {
+			return append(buf, 't')
+		}
+		return append(buf, 'f')
+	case jNumber:
+		buf = append(buf, 'n')
+		buf = append(buf, v.n.keyText()...)
+		return append(buf, ';')
+	case jString:
+		return appendKeyString(buf, v.s)
+	case jList:
+		buf = append(buf, 'l')
+		buf = strconv.AppendInt(buf, int64(len(v.list)), 10)
+		buf = append(buf, ':')
+		for i := range v.list {
+			buf = appendKey(buf, &v.list[i])
+		}
+		return buf
+	}
+	buf = append(buf, 'm')
+	buf = strconv.AppendInt(buf, int64(len(v.keys)), 10)
+	buf = append(buf, ':')
+	for i, k := range v.keys {
+		buf = appendKeyString(buf, k)
+		buf = appendKey(buf, &v.vals[i])
+	}
+	return buf
+}
+
+func appendKeyString(buf []byte, s string) []byte {
+	buf = append(buf, 's')
+	buf = strconv.AppendInt(buf, int64(len(s)), 10)
+	buf = append(buf, ':')
+	return append(buf, s...)
+}
+
+// compareValues is the group order of SPEC §3: across kinds null < bool < number < string < list
+// < map; numbers by value, strings bytewise, lists and maps lexicographically.
+func compareValues(a, b *jvalue) int {
+	if a.kind != b.kind {
+		return cmpInt(int(a.kind), int(b.kind))
+	}
+	switch a.kind {
+	case jBool:
+		switch {
+		case a.b == b.b:
+			return 0
+		case !a.b:
+			return -1
+		}
+		return 1
+	case jNumber:
+		return compareNumbers(a.n, b.n)
+	case jString:
+		return strings.Compare(a.s, b.s)
+	case jList:
+		for i := 0; i < len(a.list) && i < len(b.list); i++ {
+			if c := compareValues(&a.list[i], &b.list[i]); c != 0 {
+				return c
+			}
+		}
+		return cmpInt(len(a.list), len(b.list))
+	case jMap:
+		for i := 0; i < len(a.keys) && i < len(b.keys); i++ {
+			if c := strings.Compare(a.keys[i], b.keys[i]); c != 0 {
+				return c
+			}
+			if c := compareValues(&a.vals[i], &b.vals[i]); c != 0 {
+				return c
+			}
+		}
+		return cmpInt(len(a.keys), len(b.keys))
+	}
+	return 0
+}
+
+// parseNumericString reads a string subject as a number (SPEC §3): an optionally signed decimal
+// with optional fraction and exponent. NaN, Inf, hex, surrounding spaces and quantities do not
+// count. An integer stays exact; anything with a fraction or exponent is a double.
+func parseNumericString(s string) (number, bool) {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := func() int {
+		start := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i - start
+	}
+	if digits() == 0 {
+		return number{}, false
+	}
+	integer := true
+	if i < len(s) && s[i] == '.' {
+		i++
+		integer = false
+		if digits() == 0 {
+			return number{}, false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		integer = false
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return number{}, false
+		}
+	}
+	if i != len(s) {
+		return number{}, false
+	}
+	if integer {
+		if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return number{kind: nInt, i: v}, true
+		}
+		b, ok := new(big.Int).SetString(strings.TrimPrefix(s, "+"), 10)
+		return number{kind: nBig, big: b}, ok
+	}
+	// Syntax is checked above, so the only possible error is ErrRange, where ParseFloat returns
+	// the correctly rounded ±Inf or 0: a decimal too large for a double is an infinite double.
+	f, _ := strconv.ParseFloat(s, 64)
+	return number{kind: nFloat, f: f}, true
+}
