@@ -1,0 +1,107 @@
+// Package samples_test checks the sample manifests: every document decodes, carries a one-line
+// comment, and every StatusCollector passes the admission checks of the collector engine.
+package samples_test
+
+import (
+	"bytes"
+	"io/fs"
+	"path"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/config"
+	"github.com/statusfold/statusfold/policy/collector"
+)
+
+type sampleDoc struct {
+	file string
+	raw  []byte
+	obj  *unstructured.Unstructured
+}
+
+// sampleDocs splits every embedded sample file into its YAML documents.
+func sampleDocs(t *testing.T) []sampleDoc {
+	t.Helper()
+	var docs []sampleDoc
+	for _, pattern := range []string{"samples/*.yaml", "samples/library/*.yaml"} {
+		files, err := fs.Glob(config.Samples, pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			data, err := fs.ReadFile(config.Samples, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, part := range bytes.Split(data, []byte("\n---\n")) {
+				u := &unstructured.Unstructured{}
+				if err := yaml.Unmarshal(part, &u.Object); err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				if len(u.Object) == 0 {
+					continue
+				}
+				docs = append(docs, sampleDoc{file: f, raw: part, obj: u})
+			}
+		}
+	}
+	if len(docs) == 0 {
+		t.Fatal("no samples embedded")
+	}
+	return docs
+}
+
+func TestEverySampleSaysWhatItShows(t *testing.T) {
+	for _, d := range sampleDocs(t) {
+		if !strings.HasPrefix(strings.TrimSpace(string(d.raw)), "# ") {
+			t.Errorf("%s: %s %s has no leading comment saying what it shows", d.file, d.obj.GetKind(), d.obj.GetName())
+		}
+	}
+}
+
+func TestSampleCollectorsPassAdmissionChecks(t *testing.T) {
+	comp, err := collector.NewCompiler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	collectors := map[string]bool{}
+	for _, d := range sampleDocs(t) {
+		if d.obj.GetKind() != "StatusCollector" {
+			continue
+		}
+		var sc controlv1alpha1.StatusCollector
+		if err := yaml.UnmarshalStrict(d.raw, &sc); err != nil {
+			t.Errorf("%s: %v", d.file, err)
+			continue
+		}
+		collectors[sc.Name] = true
+		if _, errs, warnings := comp.Compile(&sc); len(errs) > 0 || len(warnings) > 0 {
+			t.Errorf("%s: %s: errors %v, warnings %v", d.file, sc.Name, errs, warnings)
+		}
+		if strings.HasPrefix(d.file, "samples/library/") && path.Base(d.file) != sc.Name+".yaml" {
+			t.Errorf("%s: library file must be named after its collector %q", d.file, sc.Name)
+		}
+	}
+	// Every collector a sample BindingPolicy names is among the samples.
+	for _, d := range sampleDocs(t) {
+		if d.obj.GetKind() != "BindingPolicy" {
+			continue
+		}
+		var bp controlv1alpha1.BindingPolicy
+		if err := yaml.UnmarshalStrict(d.raw, &bp); err != nil {
+			t.Errorf("%s: %v", d.file, err)
+			continue
+		}
+		for i, c := range bp.Spec.Downsync {
+			for _, name := range c.StatusCollectors {
+				if !collectors[name] {
+					t.Errorf("%s: BindingPolicy %s downsync[%d] names collector %q that no sample defines", d.file, bp.Name, i, name)
+				}
+			}
+		}
+	}
+}
