@@ -58,7 +58,9 @@ func objectSelector(sel metav1.LabelSelector) func(*controlv1alpha1.DownsyncPoli
 }
 
 func namespaceSelector(sel metav1.LabelSelector) func(*controlv1alpha1.DownsyncPolicyClause) {
-	return func(c *controlv1alpha1.DownsyncPolicyClause) { c.NamespaceSelectors = append(c.NamespaceSelectors, sel) }
+	return func(c *controlv1alpha1.DownsyncPolicyClause) {
+		c.NamespaceSelectors = append(c.NamespaceSelectors, sel)
+	}
 }
 
 func collectors(n ...string) func(*controlv1alpha1.DownsyncPolicyClause) {
