@@ -85,5 +85,3 @@ func checkBaseline(t *testing.T, b *BaselineResult, updates int) {
 		t.Errorf("some writes never reached the watch: %s / %s", b.WriteToWatch, b.WatchAtMaxRate)
 	}
 }
-
-
