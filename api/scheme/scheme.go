@@ -9,6 +9,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 )
 
 // New returns a fresh scheme with every kind statusfold reads or writes.
@@ -16,6 +17,7 @@ func New() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(controlv1alpha1.AddToScheme(s))
+	utilruntime.Must(policyv1alpha1.AddToScheme(s))
 	utilruntime.Must(clusterv1.Install(s))
 	return s
 }
