@@ -83,3 +83,30 @@ test-unit: ## Run only the tests that need no control plane.
 .PHONY: bench
 bench: ## Run the benchmarks (6 runs each, for medians).
 	go test -run '^$$' -bench . -benchmem -count 6 ./policy/...
+
+##@ Scale and robustness
+
+LOAD_WECS              ?= 1000
+LOAD_OBJECTS           ?= 100
+LOAD_UPDATES           ?= 5000
+LOAD_TIMEOUT           ?= 3h
+LOAD_ARGS              ?=
+
+.PHONY: load
+load: envtest-assets ## Run the load test at the default size (LOAD_WECS × LOAD_OBJECTS WorkStatuses); JSON report in bin/load-report.json.
+	@mkdir -p bin
+	go test ./test/load -run '^TestLoad$$' -count=1 -v -timeout $(LOAD_TIMEOUT) -args \
+	  -load.wecs=$(LOAD_WECS) -load.objects=$(LOAD_OBJECTS) -load.updates=$(LOAD_UPDATES) \
+	  -load.report=$(CURDIR)/bin/load-report.json $(LOAD_ARGS)
+
+.PHONY: fuzz
+fuzz: ## Run every Fuzz* target in the repository (found with `go test -list`) for FUZZ_TIME each.
+	@total=0; failed=""; for pkg in $$(go list ./...); do \
+	  if ! out=$$(go test -list '^Fuzz' "$$pkg" 2>&1); then echo "$$out"; failed="$$failed $$pkg"; continue; fi; \
+	  for f in $$(echo "$$out" | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f for $(FUZZ_TIME)"; \
+	    go test "$$pkg" -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZ_TIME); \
+	    total=$$((total + 1)); \
+	  done; \
+	done; echo "fuzz: $$total targets, $(FUZZ_TIME) each"; \
+	if [ -n "$$failed" ]; then echo "fuzz: could not list the tests of:$$failed"; exit 1; fi
