@@ -203,9 +203,9 @@ func StartControlPlane(ctx context.Context, opts ControlPlaneOptions) (*ControlP
 		return nil, err
 	}
 	env := &envtest.Environment{
-		BinaryAssetsDirectory: assets,
-		CRDs:                  crds,
-		Scheme:                sfscheme.New(),
+		BinaryAssetsDirectory:   assets,
+		CRDs:                    crds,
+		Scheme:                  sfscheme.New(),
 		ControlPlaneStopTimeout: 30 * time.Second,
 	}
 	env.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(cp.DataDir, "etcd")}
