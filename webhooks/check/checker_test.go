@@ -68,7 +68,9 @@ func clause(opts ...clauseOpt) controlv1alpha1.DownsyncPolicyClause {
 	return c
 }
 
-func group(g string) clauseOpt { return func(c *controlv1alpha1.DownsyncPolicyClause) { c.APIGroup = ptr.To(g) } }
+func group(g string) clauseOpt {
+	return func(c *controlv1alpha1.DownsyncPolicyClause) { c.APIGroup = ptr.To(g) }
+}
 func res(r ...string) clauseOpt {
 	return func(c *controlv1alpha1.DownsyncPolicyClause) { c.Resources = r }
 }
@@ -136,7 +138,6 @@ func TestStatusCollector(t *testing.T) {
 
 func TestContentClassifier(t *testing.T) {
 	c := newChecker(t, nil)
-	dont := field.NewPath("spec", "dontPropagatePointers")
 	tests := []struct {
 		name         string
 		cc           *controlv1alpha1.ContentClassifier
@@ -167,7 +168,6 @@ func TestContentClassifier(t *testing.T) {
 		{name: "bad name: no lookups", cc: cc("jobs", nil, ptrs{{"status", "ready"}}),
 			wantErrs: field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), "jobs", classifier.MsgNameFormat)}},
 	}
-	_ = dont
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			errs, warnings := c.ContentClassifier(tt.cc)
