@@ -1,0 +1,286 @@
+package aggregator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/policy/aggregation"
+	"github.com/statusfold/statusfold/policy/collector"
+)
+
+// FieldManager is the server-side apply field manager of every statusfold write.
+const FieldManager = "statusfold"
+
+// LabelExecutingCount is the label that holds |Q| while a status return is requested (SPEC §5).
+const LabelExecutingCount = "kubestellar.io/executing-count"
+
+// BindingResolution says who writes the Bindings.
+type BindingResolution string
+
+// The binding resolution modes.
+const (
+	// BindingResolutionInternal: statusfold resolves BindingPolicies into Bindings (the default).
+	BindingResolutionInternal BindingResolution = "internal"
+	// BindingResolutionExternal: another controller (e.g. KubeStellar's) writes Bindings;
+	// statusfold only reads them.
+	BindingResolutionExternal BindingResolution = "external"
+)
+
+// Defaults of Options.
+const (
+	DefaultCoalesceDelay  = 100 * time.Millisecond
+	DefaultWorkers        = 4
+	DefaultCatalogRefresh = 30 * time.Second
+)
+
+// Options configure the reconciler that Setup adds to a manager.
+type Options struct {
+	// WDSName is this WDS's name: only WorkStatuses labelled
+	// transport.kubestellar.io/originWdsName=WDSName are read. Required.
+	WDSName string
+	// ITSConfig reaches the ITS (ManagedClusters, WorkStatuses). Nil: the manager's cluster.
+	ITSConfig *rest.Config
+	// BindingResolution: internal (default) or external.
+	BindingResolution BindingResolution
+	// CoalesceDelay: events for one object within this delay cause one evaluation. Default 100 ms.
+	CoalesceDelay time.Duration
+	// Workers evaluating workload objects in parallel. Default 4.
+	Workers int
+	// CatalogRefresh is how often discovery is re-read for resources that `"*"` selects.
+	// Default 30 s.
+	CatalogRefresh time.Duration
+	// CompilerOptions and AggregationOptions configure the engines.
+	CompilerOptions    []collector.CompilerOption
+	AggregationOptions []aggregation.Option
+}
+
+func (o *Options) defaults() error {
+	if o.WDSName == "" {
+		return errors.New("aggregator: Options.WDSName is required")
+	}
+	switch o.BindingResolution {
+	case "":
+		o.BindingResolution = BindingResolutionInternal
+	case BindingResolutionInternal, BindingResolutionExternal:
+	default:
+		return fmt.Errorf("aggregator: binding resolution %q: must be internal or external", o.BindingResolution)
+	}
+	if o.CoalesceDelay <= 0 {
+		o.CoalesceDelay = DefaultCoalesceDelay
+	}
+	if o.Workers <= 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.CatalogRefresh <= 0 {
+		o.CatalogRefresh = DefaultCatalogRefresh
+	}
+	return nil
+}
+
+// Aggregator is the reconciler. Setup builds it; it runs as a leader-elected runnable of the
+// manager.
+type Aggregator struct {
+	opts     Options
+	log      logr.Logger
+	wds      client.Client // writes, and typed reads through the manager's cache
+	wdsCache cache.Cache
+	its      cluster.Cluster
+	recorder events.EventRecorder
+
+	compiler *collector.Compiler
+	engine   *aggregation.Engine
+	catalog  *catalog
+	metrics  *metrics
+
+	objects  *coalescingQueue[ObjectKey]
+	policies *coalescingQueue[string]
+	kinds    *coalescingQueue[kindKey]
+
+	tables    tableStore
+	returned  returnMemo
+	pruners   prunerCache
+	pending   eventTimes
+	watchesMu sync.Mutex
+	watches   map[string]bool // GVR strings with an event handler
+}
+
+// Setup adds the reconciler to mgr: the ITS cluster (a separate cache, reading only this WDS's
+// WorkStatuses), the field indexes, and the workers. Start mgr afterwards.
+func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	itsCfg := opts.ITSConfig
+	if itsCfg == nil {
+		itsCfg = mgr.GetConfig()
+	}
+	its, err := cluster.New(itsCfg, func(o *cluster.Options) {
+		o.Scheme = mgr.GetScheme()
+		o.Cache.ByObject = map[client.Object]cache.ByObject{
+			&controlv1alpha1.WorkStatus{}: {Label: labels.SelectorFromSet(labels.Set{controlv1alpha1.LabelOriginWDSName: opts.WDSName})},
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("aggregator: ITS client: %w", err)
+	}
+	if err := mgr.Add(its); err != nil {
+		return nil, err
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	compiler, err := collector.NewCompiler(opts.CompilerOptions...)
+	if err != nil {
+		return nil, fmt.Errorf("aggregator: collector engine: %w", err)
+	}
+	engine, err := aggregation.NewEngine(opts.AggregationOptions...)
+	if err != nil {
+		return nil, fmt.Errorf("aggregator: aggregation engine: %w", err)
+	}
+	m := newMetrics()
+	a := &Aggregator{
+		opts:     opts,
+		log:      mgr.GetLogger().WithName("aggregator"),
+		wds:      mgr.GetClient(),
+		wdsCache: mgr.GetCache(),
+		its:      its,
+		recorder: mgr.GetEventRecorder(FieldManager),
+		compiler: compiler,
+		engine:   engine,
+		catalog:  newCatalog(disc, opts.CatalogRefresh),
+		metrics:  m,
+		objects:  newCoalescingQueue[ObjectKey]("statusfold_objects", opts.CoalesceDelay),
+		policies: newCoalescingQueue[string]("statusfold_policies", opts.CoalesceDelay),
+		kinds:    newCoalescingQueue[kindKey]("statusfold_kinds", opts.CoalesceDelay),
+		watches:  map[string]bool{},
+	}
+	a.tables.init()
+	a.returned.init()
+	a.pruners.init()
+	a.pending.init()
+	if err := a.addIndexes(context.Background(), mgr); err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Start runs the reconciler until ctx ends: it registers the event handlers, waits for the caches
+// and runs the workers. It implements manager.Runnable (and needs leader election).
+func (a *Aggregator) Start(ctx context.Context) error {
+	if err := a.registerHandlers(ctx); err != nil {
+		return err
+	}
+	if !a.wdsCache.WaitForCacheSync(ctx) || !a.its.GetCache().WaitForCacheSync(ctx) {
+		return errors.New("aggregator: caches did not sync")
+	}
+	a.log.Info("caches synced; starting workers", "workers", a.opts.Workers, "bindingResolution", a.opts.BindingResolution,
+		"wdsName", a.opts.WDSName, "coalesceDelay", a.opts.CoalesceDelay)
+	// Everything starts dirty: resolve every policy and reconcile every bound object.
+	a.enqueueAllPolicies(ctx)
+	a.enqueueAllKinds(ctx)
+	var wg sync.WaitGroup
+	run := func(n int, f func() bool) {
+		for range n {
+			wg.Go(func() {
+				for f() {
+				}
+			})
+		}
+	}
+	run(a.opts.Workers, func() bool { return processNext(ctx, a.objects, a.reconcileObject, a.metrics, a.log) })
+	run(1, func() bool { return processNext(ctx, a.policies, a.reconcilePolicy, a.metrics, a.log) })
+	run(1, func() bool { return processNext(ctx, a.kinds, a.reconcileKind, a.metrics, a.log) })
+	<-ctx.Done()
+	a.objects.shutDown()
+	a.policies.shutDown()
+	a.kinds.shutDown()
+	wg.Wait()
+	return nil
+}
+
+// addIndexes registers the field indexes the reconciler looks things up by.
+func (a *Aggregator) addIndexes(ctx context.Context, mgr manager.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.Binding{}, indexBindingObjects, func(o client.Object) []string {
+		b := o.(*controlv1alpha1.Binding)
+		var keys []string
+		for _, bo := range boundObjects(&b.Spec) {
+			keys = append(keys, bo.Key().String())
+		}
+		return keys
+	}); err != nil {
+		return err
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.Binding{}, indexBindingCollectors, func(o client.Object) []string {
+		b := o.(*controlv1alpha1.Binding)
+		return bindingCollectors(&b.Spec)
+	}); err != nil {
+		return err
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.CombinedStatus{}, indexCombinedStatusObject, func(o client.Object) []string {
+		if k, ok := combinedStatusObject(o); ok {
+			return []string{k.String()}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return a.its.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.WorkStatus{}, indexWorkStatusSource, func(o client.Object) []string {
+		ws := o.(*controlv1alpha1.WorkStatus)
+		return []string{workStatusObject(ws).String()}
+	})
+}
+
+// Index names.
+const (
+	indexBindingObjects       = "statusfold.objects"
+	indexBindingCollectors    = "statusfold.collectors"
+	indexCombinedStatusObject = "statusfold.object"
+	indexWorkStatusSource     = "statusfold.source"
+)
+
+func workStatusObject(ws *controlv1alpha1.WorkStatus) ObjectKey {
+	r := ws.Spec.SourceRef
+	return ObjectKey{Group: r.Group, Resource: r.Resource, Namespace: r.Namespace, Name: r.Name}
+}
+
+func combinedStatusObject(o client.Object) (ObjectKey, bool) {
+	l := o.GetLabels()
+	name, ok := l[controlv1alpha1.LabelCombinedStatusName]
+	if !ok {
+		return ObjectKey{}, false
+	}
+	return ObjectKey{Group: l[controlv1alpha1.LabelCombinedStatusAPIGroup], Resource: l[controlv1alpha1.LabelCombinedStatusResource],
+		Namespace: l[controlv1alpha1.LabelCombinedStatusNamespace], Name: name}, true
+}
+
+func bindingCollectors(spec *controlv1alpha1.BindingSpec) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, bo := range boundObjects(spec) {
+		for _, c := range bo.Modulation.StatusCollectors {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,83 @@
+package aggregator
+
+// ReturnMode is what statusfold puts into a workload object's own `.status` (SPEC §5).
+type ReturnMode int
+
+// The status return modes.
+const (
+	// ReturnNothing: nothing of statusfold's is in `.status`; what statusfold wrote is removed.
+	ReturnNothing ReturnMode = iota
+	// ReturnCopy: the one qualified WEC's reported state is copied.
+	ReturnCopy
+	// ReturnAggregate: the qualified WECs' reported states are aggregated.
+	ReturnAggregate
+)
+
+func (m ReturnMode) String() string {
+	switch m {
+	case ReturnCopy:
+		return "Copy"
+	case ReturnAggregate:
+		return "Aggregate"
+	default:
+		return "Nothing"
+	}
+}
+
+// ReturnInput is everything the status return decision depends on.
+type ReturnInput struct {
+	// Singleton: some clause that matches the object sets wantSingletonReportedState.
+	Singleton bool
+	// Multi: some clause that matches the object sets wantMultiWECReportedState.
+	Multi bool
+	// Qualified is |Q|: the number of WECs associated with the object by a clause that asks for
+	// either kind of return, across all policies.
+	Qualified int
+}
+
+// ReturnDecision is the outcome: what goes into `.status`, and whether the object carries the
+// label `kubestellar.io/executing-count` (= ReturnInput.Qualified).
+type ReturnDecision struct {
+	Mode ReturnMode
+	// Label: the object carries `kubestellar.io/executing-count`.
+	Label bool
+	// Reason is a one-word explanation, for logs and events.
+	Reason string
+}
+
+// returnCheck is one row group of the SPEC §5 truth table: it either decides or passes.
+type returnCheck func(in ReturnInput) (ReturnDecision, bool)
+
+// returnChecks is the SPEC §5 truth table as an ordered chain; the first check that decides wins.
+var returnChecks = []returnCheck{
+	// Neither kind of return requested: nothing of ours, and no label.
+	func(in ReturnInput) (ReturnDecision, bool) {
+		return ReturnDecision{Mode: ReturnNothing, Reason: "NotRequested"}, !in.Singleton && !in.Multi
+	},
+	// Exactly one qualified WEC: copy it, whichever kind was requested.
+	func(in ReturnInput) (ReturnDecision, bool) {
+		return ReturnDecision{Mode: ReturnCopy, Label: true, Reason: "SingleWEC"}, in.Qualified == 1
+	},
+	// Multi requested and several qualified WECs: aggregate (multi takes precedence over singleton).
+	func(in ReturnInput) (ReturnDecision, bool) {
+		return ReturnDecision{Mode: ReturnAggregate, Label: true, Reason: "MultiWEC"}, in.Multi && in.Qualified > 1
+	},
+	// Only singleton requested with several qualified WECs: nothing of ours, label says how many.
+	func(in ReturnInput) (ReturnDecision, bool) {
+		return ReturnDecision{Mode: ReturnNothing, Label: true, Reason: "NotSingleton"}, in.Qualified > 1
+	},
+	// No qualified WEC: nothing to return, label says 0.
+	func(in ReturnInput) (ReturnDecision, bool) {
+		return ReturnDecision{Mode: ReturnNothing, Label: true, Reason: "NoWEC"}, true
+	},
+}
+
+// DecideReturn applies the SPEC §5 truth table.
+func DecideReturn(in ReturnInput) ReturnDecision {
+	for _, check := range returnChecks {
+		if d, ok := check(in); ok {
+			return d
+		}
+	}
+	panic("unreachable: the last return check always decides")
+}

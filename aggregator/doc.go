@@ -1,0 +1,27 @@
+// Package aggregator is statusfold's reconciler: the thin controller layer over the pure engines
+// in policy/. It
+//
+//   - resolves BindingPolicies into Bindings (SPEC §1), unless told that another controller
+//     (e.g. KubeStellar's) writes them;
+//   - watches the WorkStatus objects of its WDS in the ITS and prunes them with the
+//     ContentClassifiers (SPEC §6);
+//   - keeps one CombinedStatus per (workload object, BindingPolicy) pair that references
+//     collectors, evaluated incrementally by the collector engine (SPEC §4);
+//   - returns reported state into the workload object's own `.status` — a copy for one WEC, an
+//     aggregate by the Rego engine for several — and maintains `kubestellar.io/executing-count`
+//     (SPEC §5);
+//   - reports problems of StatusCollectors, ContentClassifiers and BindingPolicies in their status.
+//
+// Entry points. A process that owns its manager calls Run; one that builds its own manager (the
+// local mode, tests) calls Setup and then starts the manager:
+//
+//	err := aggregator.Run(ctx, aggregator.Config{WDS: wdsCfg, WDSName: "wds1"})
+//
+//	mgr, _ := ctrl.NewManager(wdsCfg, ctrl.Options{Scheme: scheme.New()})
+//	_, err := aggregator.Setup(mgr, aggregator.Options{WDSName: "wds1"})
+//	err = mgr.Start(ctx)
+//
+// Every write is a server-side apply under the field manager FieldManager, so clearing what
+// statusfold returned removes only statusfold's fields. Work is keyed by workload object and
+// coalesced: events arriving within Options.CoalesceDelay of each other cause one evaluation.
+package aggregator

@@ -1,0 +1,263 @@
+package aggregator
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	toolscache "k8s.io/client-go/tools/cache"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+)
+
+// kindKey is a work item for one of statusfold's own objects whose status it maintains.
+type kindKey struct {
+	Kind string // StatusCollector, ContentClassifier
+	Name string
+}
+
+const (
+	kindStatusCollector   = "StatusCollector"
+	kindContentClassifier = "ContentClassifier"
+)
+
+// handlerFuncs adapts one function, called with the old and new object (either may be nil), to an
+// informer event handler.
+func handlerFuncs(f func(oldObj, newObj client.Object)) toolscache.ResourceEventHandlerFuncs {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { f(nil, asObject(o)) },
+		UpdateFunc: func(o, n any) { f(asObject(o), asObject(n)) },
+		DeleteFunc: func(o any) { f(asObject(o), nil) },
+	}
+}
+
+func asObject(o any) client.Object {
+	if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+		o = t.Obj
+	}
+	obj, _ := o.(client.Object)
+	return obj
+}
+
+func addHandler(ctx context.Context, c cache.Cache, obj client.Object, f func(oldObj, newObj client.Object)) error {
+	inf, err := c.GetInformer(ctx, obj)
+	if err != nil {
+		return fmt.Errorf("informer for %T: %w", obj, err)
+	}
+	_, err = inf.AddEventHandler(handlerFuncs(f))
+	return err
+}
+
+// registerHandlers connects every watched kind to the work queues.
+func (a *Aggregator) registerHandlers(ctx context.Context) error {
+	wds, its := a.wdsCache, a.its.GetCache()
+	regs := []struct {
+		c   cache.Cache
+		obj client.Object
+		f   func(o, n client.Object)
+	}{
+		{its, &controlv1alpha1.WorkStatus{}, a.onWorkStatus},
+		{its, &clusterv1.ManagedCluster{}, a.onCluster},
+		{wds, &controlv1alpha1.Binding{}, a.onBinding},
+		{wds, &controlv1alpha1.BindingPolicy{}, func(o, n client.Object) { a.policies.Add(nameOf(o, n)) }},
+		{wds, &controlv1alpha1.StatusCollector{}, a.onCollector},
+		{wds, &controlv1alpha1.ContentClassifier{}, a.onClassifier},
+		{wds, &controlv1alpha1.CombinedStatus{}, a.onCombinedStatus},
+		{wds, &corev1.Namespace{}, a.onNamespace},
+	}
+	for _, r := range regs {
+		if err := addHandler(ctx, r.c, r.obj, r.f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func nameOf(o, n client.Object) string {
+	if n != nil {
+		return n.GetName()
+	}
+	if o != nil {
+		return o.GetName()
+	}
+	return ""
+}
+
+func (a *Aggregator) onWorkStatus(o, n client.Object) {
+	now := time.Now()
+	for _, obj := range []client.Object{o, n} {
+		if ws, ok := obj.(*controlv1alpha1.WorkStatus); ok {
+			k := workStatusObject(ws)
+			a.pending.mark(k, now)
+			a.objects.Add(k)
+		}
+	}
+}
+
+// onCluster: a cluster's labels decide policy destinations and feed collectors (inventory.labels).
+func (a *Aggregator) onCluster(o, n client.Object) {
+	if o != nil && n != nil && maps.Equal(o.GetLabels(), n.GetLabels()) {
+		return
+	}
+	ctx := context.Background()
+	a.enqueueAllPolicies(ctx)
+	var bindings controlv1alpha1.BindingList
+	if err := a.wdsCache.List(ctx, &bindings); err != nil {
+		return
+	}
+	name := nameOf(o, n)
+	for i := range bindings.Items {
+		b := &bindings.Items[i]
+		for _, d := range b.Spec.Destinations {
+			if d.ClusterId == name {
+				a.enqueueBound(&b.Spec)
+				break
+			}
+		}
+	}
+}
+
+// onBinding: every object that is or was in the binding is re-evaluated; the policy's conditions
+// follow the binding.
+func (a *Aggregator) onBinding(o, n client.Object) {
+	for _, obj := range []client.Object{o, n} {
+		if b, ok := obj.(*controlv1alpha1.Binding); ok {
+			a.enqueueBound(&b.Spec)
+		}
+	}
+	a.policies.Add(nameOf(o, n))
+}
+
+func (a *Aggregator) enqueueBound(spec *controlv1alpha1.BindingSpec) {
+	for _, bo := range boundObjects(spec) {
+		a.objects.Add(bo.Key())
+	}
+}
+
+// onCollector: the collector's status, the objects whose bindings reference it, and the
+// conditions of those bindings' policies.
+func (a *Aggregator) onCollector(o, n client.Object) {
+	name := nameOf(o, n)
+	a.kinds.Add(kindKey{Kind: kindStatusCollector, Name: name})
+	var bindings controlv1alpha1.BindingList
+	if err := a.wdsCache.List(context.Background(), &bindings, client.MatchingFields{indexBindingCollectors: name}); err != nil {
+		return
+	}
+	for i := range bindings.Items {
+		a.enqueueBound(&bindings.Items[i].Spec)
+		a.policies.Add(bindings.Items[i].Name)
+	}
+}
+
+// onClassifier: the classifier's status and every bound object of its resource.
+func (a *Aggregator) onClassifier(o, n client.Object) {
+	name := nameOf(o, n)
+	a.pruners.forget(name)
+	a.kinds.Add(kindKey{Kind: kindContentClassifier, Name: name})
+	var bindings controlv1alpha1.BindingList
+	if err := a.wdsCache.List(context.Background(), &bindings); err != nil {
+		return
+	}
+	for i := range bindings.Items {
+		for _, bo := range boundObjects(&bindings.Items[i].Spec) {
+			if classifierName(bo.GVR) == name {
+				a.objects.Add(bo.Key())
+			}
+		}
+	}
+}
+
+// onCombinedStatus: a CombinedStatus changed or deleted by someone else is put back.
+func (a *Aggregator) onCombinedStatus(o, n client.Object) {
+	for _, obj := range []client.Object{o, n} {
+		if obj == nil {
+			continue
+		}
+		if k, ok := combinedStatusObject(obj); ok {
+			a.objects.Add(k)
+		}
+	}
+}
+
+// onNamespace: namespace labels feed namespaceSelectors.
+func (a *Aggregator) onNamespace(o, n client.Object) {
+	if o != nil && n != nil && maps.Equal(o.GetLabels(), n.GetLabels()) {
+		return
+	}
+	a.enqueueAllPolicies(context.Background())
+}
+
+// onWorkload: a workload object changed: the policies that may select it, and the object itself.
+func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
+	return func(o, n client.Object) {
+		obj := n
+		if obj == nil {
+			obj = o
+		}
+		if obj == nil {
+			return
+		}
+		a.objects.Add(ObjectKey{Group: info.GVR.Group, Resource: info.GVR.Resource, Namespace: obj.GetNamespace(), Name: obj.GetName()})
+		if a.opts.BindingResolution == BindingResolutionInternal {
+			a.enqueueAllPolicies(context.Background())
+		}
+	}
+}
+
+func (a *Aggregator) enqueueAllPolicies(ctx context.Context) {
+	var list controlv1alpha1.BindingPolicyList
+	if err := a.wdsCache.List(ctx, &list); err != nil {
+		return
+	}
+	for i := range list.Items {
+		a.policies.Add(list.Items[i].Name)
+	}
+	if a.opts.BindingResolution == BindingResolutionExternal {
+		var bl controlv1alpha1.BindingList
+		if err := a.wdsCache.List(ctx, &bl); err != nil {
+			return
+		}
+		for i := range bl.Items {
+			a.enqueueBound(&bl.Items[i].Spec)
+		}
+	}
+}
+
+func (a *Aggregator) enqueueAllKinds(ctx context.Context) {
+	var scs controlv1alpha1.StatusCollectorList
+	if err := a.wdsCache.List(ctx, &scs); err == nil {
+		for i := range scs.Items {
+			a.kinds.Add(kindKey{Kind: kindStatusCollector, Name: scs.Items[i].Name})
+		}
+	}
+	var ccs controlv1alpha1.ContentClassifierList
+	if err := a.wdsCache.List(ctx, &ccs); err == nil {
+		for i := range ccs.Items {
+			a.kinds.Add(kindKey{Kind: kindContentClassifier, Name: ccs.Items[i].Name})
+		}
+	}
+}
+
+// ensureWatch starts (once) the informer of a workload resource and connects it.
+func (a *Aggregator) ensureWatch(ctx context.Context, info resourceInfo) error {
+	key := info.GVR.String()
+	a.watchesMu.Lock()
+	defer a.watchesMu.Unlock()
+	if a.watches[key] {
+		return nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(info.GVK())
+	if err := addHandler(ctx, a.wdsCache, u, a.onWorkload(info)); err != nil {
+		return err
+	}
+	a.watches[key] = true
+	a.log.V(1).Info("watching workload resource", "resource", key)
+	return nil
+}

@@ -1,0 +1,58 @@
+package aggregator
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// metrics are statusfold's Prometheus metrics, registered with controller-runtime's registry
+// (served on the manager's metrics endpoint). Queue depth and latency come from the work queues.
+type metrics struct {
+	evaluations *prometheus.CounterVec // kind: object, policy
+	rows        prometheus.Histogram   // rows per CombinedStatus result
+	errors      *prometheus.CounterVec // where: reconcile, collector, classifier, aggregation, policy
+	writes      *prometheus.CounterVec // what: combinedstatus, status, label, binding, ...; op: apply, delete
+	latency     prometheus.Histogram   // WorkStatus event → write
+	conflicts   prometheus.Counter     // status applies refused because another manager owns a field
+	_           struct{}
+}
+
+var (
+	metricsOnce sync.Once
+	theMetrics  *metrics
+)
+
+// newMetrics returns the process-wide metrics (registering them once: several managers in one
+// process, as in tests, share them).
+func newMetrics() *metrics {
+	metricsOnce.Do(func() {
+		m := &metrics{
+			evaluations: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "statusfold_evaluations_total", Help: "Evaluations, by kind of work item (object, policy, kind).",
+			}, []string{"kind"}),
+			rows: prometheus.NewHistogram(prometheus.HistogramOpts{
+				Name: "statusfold_combinedstatus_rows", Help: "Rows per CombinedStatus result, at each evaluation.",
+				Buckets: []float64{0, 1, 2, 5, 10, 20, 50, 100, 1000},
+			}),
+			errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "statusfold_errors_total", Help: "Errors, by where they happened.",
+			}, []string{"where"}),
+			writes: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "statusfold_writes_total", Help: "Writes to the apiserver, by object kind and operation.",
+			}, []string{"what", "op"}),
+			latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+				Name:    "statusfold_workstatus_to_write_seconds",
+				Help:    "Time from a WorkStatus event to the CombinedStatus or status write it caused.",
+				Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
+			}),
+			conflicts: prometheus.NewCounter(prometheus.CounterOpts{
+				Name: "statusfold_status_conflicts_total", Help: "Status returns not written because another field manager owns a field.",
+			}),
+		}
+		ctrlmetrics.Registry.MustRegister(m.evaluations, m.rows, m.errors, m.writes, m.latency, m.conflicts)
+		theMetrics = m
+	})
+	return theMetrics
+}

@@ -1,0 +1,587 @@
+package aggregator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/policy/aggregation"
+	"github.com/statusfold/statusfold/policy/classifier"
+	"github.com/statusfold/statusfold/policy/collector"
+)
+
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=workstatuses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=combinedstatuses,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=statuscollectors,verbs=get;list;watch
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=contentclassifiers,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=create
+// +kubebuilder:rbac:groups=*,resources=*/status,verbs=patch
+// +kubebuilder:rbac:groups=*,resources=*,verbs=patch
+// +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch
+
+// binding is one Binding that lists the object, with the object's entry in it.
+type binding struct {
+	b     *controlv1alpha1.Binding
+	bound BoundObject
+}
+
+// objectInputs is everything one object's evaluation reads.
+type objectInputs struct {
+	key      ObjectKey
+	info     resourceInfo
+	obj      *unstructured.Unstructured // nil: gone
+	bindings []binding
+	wecs     map[string]*controlv1alpha1.WorkStatus
+	pruner   *classifier.Pruner
+	prunerRV string
+	clusters map[string]map[string]string // WEC → inventory labels
+}
+
+// reconcileObject evaluates one workload object: its CombinedStatus objects and its own status.
+func (a *Aggregator) reconcileObject(ctx context.Context, key ObjectKey) error {
+	a.metrics.evaluations.WithLabelValues("object").Inc()
+	eventAt, hadEvent := a.pending.take(key)
+	in, err := a.readObject(ctx, key)
+	if err != nil {
+		if hadEvent {
+			a.pending.mark(key, eventAt)
+		}
+		return err
+	}
+	wroteCS, err := a.syncCombinedStatuses(ctx, in)
+	if err != nil {
+		return err
+	}
+	wroteStatus, err := a.returnStatus(ctx, in)
+	if err != nil {
+		return err
+	}
+	if hadEvent && (wroteCS || wroteStatus) {
+		a.metrics.latency.Observe(time.Since(eventAt).Seconds())
+	}
+	return nil
+}
+
+func (a *Aggregator) readObject(ctx context.Context, key ObjectKey) (*objectInputs, error) {
+	in := &objectInputs{key: key}
+	var bl controlv1alpha1.BindingList
+	if err := a.wdsCache.List(ctx, &bl, client.MatchingFields{indexBindingObjects: key.String()}); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(bl.Items, func(x, y controlv1alpha1.Binding) int { return strings.Compare(x.Name, y.Name) })
+	for i := range bl.Items {
+		for _, bo := range boundObjects(&bl.Items[i].Spec) {
+			if bo.Key() == key {
+				in.bindings = append(in.bindings, binding{b: &bl.Items[i], bound: bo})
+				break
+			}
+		}
+	}
+	info, known := a.catalog.lookup(key.GroupResource())
+	if !known {
+		return in, nil // a resource that does not exist (any more): nothing to read
+	}
+	in.info = info
+	a.watchesMu.Lock()
+	watched := a.watches[info.GVR.String()]
+	a.watchesMu.Unlock()
+	if len(in.bindings) > 0 && !watched {
+		if err := a.ensureWatch(ctx, info); err != nil {
+			return nil, err
+		}
+		watched = true
+	}
+	if watched {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(info.GVK())
+		if err := a.wdsCache.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name}, u); err == nil {
+			in.obj = u
+		} else if !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	var wsl controlv1alpha1.WorkStatusList
+	if err := a.its.GetCache().List(ctx, &wsl, client.MatchingFields{indexWorkStatusSource: key.String()}); err != nil {
+		return nil, err
+	}
+	in.wecs = map[string]*controlv1alpha1.WorkStatus{}
+	for i := range wsl.Items {
+		ws := &wsl.Items[i]
+		if prev, ok := in.wecs[ws.Namespace]; ok && prev.CreationTimestamp.After(ws.CreationTimestamp.Time) {
+			continue // two WorkStatuses for one object in one mailbox: the newest wins
+		}
+		in.wecs[ws.Namespace] = ws
+	}
+	var cc controlv1alpha1.ContentClassifier
+	if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: classifierName(info.GVR)}, &cc); err == nil {
+		in.pruner, in.prunerRV = a.pruners.get(&cc), cc.ResourceVersion
+	} else if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	in.clusters = map[string]map[string]string{}
+	for _, b := range in.bindings {
+		for _, d := range b.b.Spec.Destinations {
+			if _, ok := in.clusters[d.ClusterId]; ok {
+				continue
+			}
+			var mc clusterv1.ManagedCluster
+			if err := a.its.GetCache().Get(ctx, client.ObjectKey{Name: d.ClusterId}, &mc); err == nil {
+				in.clusters[d.ClusterId] = mc.Labels
+			} else {
+				in.clusters[d.ClusterId] = nil
+			}
+		}
+	}
+	return in, nil
+}
+
+// reported returns a WEC's reported state after ContentClassifier pruning (nil: reported
+// nothing), and the time it was last written.
+func (in *objectInputs) reported(wec string) (any, *time.Time, error) {
+	ws, ok := in.wecs[wec]
+	if !ok || len(ws.Status.Raw) == 0 {
+		return nil, nil, nil
+	}
+	var status any
+	if err := utiljson.Unmarshal(ws.Status.Raw, &status); err != nil {
+		return nil, nil, fmt.Errorf("WorkStatus %s/%s: status: %w", ws.Namespace, ws.Name, err)
+	}
+	status = in.pruner.Prune(status)
+	if status == nil {
+		return nil, nil, nil
+	}
+	t := lastWrite(ws)
+	return status, &t, nil
+}
+
+// lastWrite is when a WorkStatus was last written: the newest managedFields time, else its
+// creation time.
+func lastWrite(ws *controlv1alpha1.WorkStatus) time.Time {
+	t := ws.CreationTimestamp.Time
+	for _, mf := range ws.ManagedFields {
+		if mf.Time != nil && mf.Time.After(t) {
+			t = mf.Time.Time
+		}
+	}
+	return t.UTC()
+}
+
+// objectWithoutStatus is the workload object as collectors see it (`obj`).
+func objectWithoutStatus(u *unstructured.Unstructured) map[string]any {
+	m := maps.Clone(u.Object)
+	delete(m, "status")
+	return m
+}
+
+// syncCombinedStatuses writes the CombinedStatus of every (object, policy) pair that references
+// collectors and deletes the object's others. It reports whether it wrote anything.
+func (a *Aggregator) syncCombinedStatuses(ctx context.Context, in *objectInputs) (bool, error) {
+	wrote := false
+	want := map[string]bool{} // CombinedStatus names that should exist
+	keep := map[pairKey]bool{}
+	if in.obj != nil {
+		for _, b := range in.bindings {
+			if len(b.bound.Modulation.StatusCollectors) == 0 {
+				continue
+			}
+			var bp controlv1alpha1.BindingPolicy
+			if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: b.b.Name}, &bp); err != nil {
+				if apierrors.IsNotFound(err) {
+					continue // the pair's policy is gone
+				}
+				return wrote, err
+			}
+			pk := pairKey{Object: in.key, Policy: bp.UID}
+			keep[pk] = true
+			cs, err := a.evaluatePair(ctx, in, b, &bp, pk)
+			if err != nil {
+				return wrote, err
+			}
+			want[cs.Name] = true
+			w, err := a.writeCombinedStatus(ctx, cs)
+			if err != nil {
+				return wrote, err
+			}
+			wrote = wrote || w
+		}
+	}
+	a.tables.dropExcept(in.key, keep)
+	var existing controlv1alpha1.CombinedStatusList
+	if err := a.wdsCache.List(ctx, &existing, client.MatchingFields{indexCombinedStatusObject: in.key.String()}); err != nil {
+		return wrote, err
+	}
+	for i := range existing.Items {
+		cs := &existing.Items[i]
+		if want[cs.Name] || !slices.ContainsFunc(cs.ManagedFields, func(m metav1.ManagedFieldsEntry) bool { return m.Manager == FieldManager }) {
+			continue
+		}
+		if err := a.wds.Delete(ctx, cs, client.Preconditions{UID: &cs.UID}); client.IgnoreNotFound(err) != nil {
+			return wrote, err
+		}
+		a.metrics.writes.WithLabelValues("combinedstatus", "delete").Inc()
+		wrote = true
+	}
+	return wrote, nil
+}
+
+// evaluatePair feeds the pair's Table and returns the CombinedStatus it should have.
+func (a *Aggregator) evaluatePair(ctx context.Context, in *objectInputs, b binding, bp *controlv1alpha1.BindingPolicy, pk pairKey) (*controlv1alpha1.CombinedStatus, error) {
+	var cols []*collector.Collector
+	for _, name := range b.bound.Modulation.StatusCollectors {
+		var sc controlv1alpha1.StatusCollector
+		if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: name}, &sc); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue // named in the StatusCollectorsAvailable condition
+			}
+			return nil, err
+		}
+		col, errs, _ := a.compiler.Compile(&sc)
+		if len(errs) > 0 || col == nil {
+			continue // reported in the collector's status
+		}
+		cols = append(cols, col)
+	}
+	dests := make([]string, 0, len(b.b.Spec.Destinations))
+	for _, d := range b.b.Spec.Destinations {
+		dests = append(dests, d.ClusterId)
+	}
+	slices.Sort(dests)
+	dests = slices.Compact(dests)
+	wecs := make(map[string]collector.WEC, len(dests))
+	sigs := make(map[string]string, len(dests))
+	for _, name := range dests {
+		status, at, err := in.reported(name)
+		if err != nil {
+			a.metrics.errors.WithLabelValues("workstatus").Inc()
+			a.log.Info("ignoring unreadable WorkStatus", "error", err.Error())
+		}
+		wecs[name] = collector.WEC{Name: name, Labels: in.clusters[name], Status: status, LastUpdate: at}
+		rv := ""
+		if ws, ok := in.wecs[name]; ok {
+			rv = ws.ResourceVersion
+		}
+		sigs[name] = rv + "\x00" + in.prunerRV + "\x00" + labelsSig(in.clusters[name])
+	}
+	ts := a.tables.get(pk, objectWithoutStatus(in.obj), cols)
+	ts.feed(in.obj.GetResourceVersion(), objectWithoutStatus(in.obj), cols, dests, wecs, sigs)
+	results := ts.table.Results()
+	for _, r := range results {
+		a.metrics.rows.Observe(float64(len(r.Rows)))
+	}
+	ns := in.key.Namespace
+	if ns == "" {
+		ns = controlv1alpha1.ReportNamespace
+	}
+	return &controlv1alpha1.CombinedStatus{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      string(in.obj.GetUID()) + "." + string(bp.UID),
+			Namespace: ns,
+			Labels: map[string]string{
+				controlv1alpha1.LabelCombinedStatusAPIGroup:      in.key.Group,
+				controlv1alpha1.LabelCombinedStatusResource:      in.key.Resource,
+				controlv1alpha1.LabelCombinedStatusNamespace:     in.key.Namespace,
+				controlv1alpha1.LabelCombinedStatusName:          in.key.Name,
+				controlv1alpha1.LabelCombinedStatusBindingPolicy: bp.Name,
+			},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: in.obj.GetAPIVersion(), Kind: in.obj.GetKind(), Name: in.obj.GetName(), UID: in.obj.GetUID(),
+			}},
+		},
+		Results: results,
+	}, nil
+}
+
+// writeCombinedStatus applies cs unless the cached copy already says the same.
+func (a *Aggregator) writeCombinedStatus(ctx context.Context, cs *controlv1alpha1.CombinedStatus) (bool, error) {
+	var cur controlv1alpha1.CombinedStatus
+	err := a.wdsCache.Get(ctx, client.ObjectKey{Namespace: cs.Namespace, Name: cs.Name}, &cur)
+	switch {
+	case err == nil:
+		if combinedStatusCurrent(&cur, cs) {
+			return false, nil
+		}
+	case apierrors.IsNotFound(err):
+		if cs.Namespace == controlv1alpha1.ReportNamespace {
+			if err := a.ensureReportNamespace(ctx); err != nil {
+				return false, err
+			}
+		}
+	default:
+		return false, err
+	}
+	u, err := toApply(cs, "CombinedStatus", false)
+	if err != nil {
+		return false, err
+	}
+	return true, a.apply(ctx, u, "", true, "combinedstatus")
+}
+
+// combinedStatusCurrent reports whether cur already has want's labels, owner and results.
+func combinedStatusCurrent(cur, want *controlv1alpha1.CombinedStatus) bool {
+	for k, v := range want.Labels {
+		if w, ok := cur.Labels[k]; !ok || w != v {
+			return false
+		}
+	}
+	if !slices.ContainsFunc(cur.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == want.OwnerReferences[0].UID }) {
+		return false
+	}
+	return equality.Semantic.DeepEqual(cur.Results, want.Results)
+}
+
+func (a *Aggregator) ensureReportNamespace(ctx context.Context) error {
+	var ns corev1.Namespace
+	if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: controlv1alpha1.ReportNamespace}, &ns); err == nil {
+		return nil
+	}
+	ns = corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: controlv1alpha1.ReportNamespace}}
+	if err := a.wds.Create(ctx, &ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}
+
+// neverWritten are the resources whose objects statusfold never writes (SPEC §5).
+var neverWritten = map[schema.GroupResource]bool{
+	{Group: "", Resource: "namespaces"}:                                    true,
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: true,
+}
+
+// returnStatus applies the SPEC §5 decision to the object's own status and executing-count label.
+func (a *Aggregator) returnStatus(ctx context.Context, in *objectInputs) (bool, error) {
+	if in.obj == nil || neverWritten[in.key.GroupResource()] {
+		return false, nil
+	}
+	var input ReturnInput
+	q := map[string]bool{}
+	for _, b := range in.bindings {
+		m := b.bound.Modulation
+		if !m.WantSingletonReportedState && !m.WantMultiWECReportedState {
+			continue
+		}
+		input.Singleton = input.Singleton || m.WantSingletonReportedState
+		input.Multi = input.Multi || m.WantMultiWECReportedState
+		for _, d := range b.b.Spec.Destinations {
+			q[d.ClusterId] = true
+		}
+	}
+	input.Qualified = len(q)
+	d := DecideReturn(input)
+	var status map[string]any
+	if d.Mode != ReturnNothing {
+		var err error
+		status, err = a.computeReturn(in, slices.Sorted(maps.Keys(q)))
+		if err != nil {
+			a.metrics.errors.WithLabelValues("aggregation").Inc()
+			a.recorder.Eventf(in.obj, nil, corev1.EventTypeWarning, "AggregationFailed", "ReturnStatus", "%s", err.Error())
+			return false, nil // retried when an input changes
+		}
+	}
+	label := ""
+	if d.Label {
+		label = strconv.Itoa(input.Qualified)
+	}
+	return a.writeReturn(ctx, in, d.Label, label, status)
+}
+
+// computeReturn copies or aggregates the qualified WECs' reported states through the engine.
+func (a *Aggregator) computeReturn(in *objectInputs, q []string) (map[string]any, error) {
+	wecs := make([]aggregation.WEC, 0, len(q))
+	for _, name := range q {
+		status, _, err := in.reported(name)
+		if err != nil {
+			return nil, err
+		}
+		w := aggregation.WEC{Name: name}
+		if m, ok := status.(map[string]any); ok {
+			w.Status = m
+		}
+		if ws, ok := in.wecs[name]; ok {
+			w.Details = ws.StatusDetails.DeepCopy()
+		}
+		wecs = append(wecs, w)
+	}
+	gk := schema.GroupKind{Group: in.info.GVR.Group, Kind: in.info.Kind}
+	return a.engine.Returned(gk, in.obj.Object, wecs)
+}
+
+// writeReturn brings the object's executing-count label and status to what is wanted, with
+// server-side apply under FieldManager: the label on the main resource, the status on the status
+// subresource (or both on the main resource for kinds without one). Fields that other managers
+// own are never taken over: a conflict is reported, not forced.
+func (a *Aggregator) writeReturn(ctx context.Context, in *objectInputs, wantLabel bool, label string, status map[string]any) (bool, error) {
+	obj := in.obj
+	statusSub := "status"
+	if !in.info.HasStatus {
+		statusSub = ""
+	}
+	ownsLabel := ownsField(obj, "", "f:metadata", "f:labels", "f:"+LabelExecutingCount)
+	labelOK := (wantLabel && ownsLabel && obj.GetLabels()[LabelExecutingCount] == label) || (!wantLabel && !ownsLabel)
+	ownsStatus := ownsField(obj, statusSub, "f:status")
+	statusJSON := ""
+	if status != nil {
+		b, err := json.Marshal(status)
+		if err != nil {
+			return false, err
+		}
+		statusJSON = string(b)
+	}
+	memo, _ := a.returned.get(obj.GetUID())
+	var statusOK bool
+	if status == nil {
+		statusOK = !ownsStatus
+	} else {
+		cur, _ := obj.Object["status"].(map[string]any)
+		statusOK = ownsStatus && memo == statusJSON && contains(cur, status)
+	}
+	if labelOK && statusOK {
+		return false, nil
+	}
+	base := func() *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(obj.GroupVersionKind())
+		u.SetNamespace(obj.GetNamespace())
+		u.SetName(obj.GetName())
+		return u
+	}
+	wrote := false
+	if !labelOK || (statusSub == "" && !statusOK) {
+		u := base()
+		// The resource version makes the apply conditional: it never re-creates a deleted object.
+		u.SetResourceVersion(obj.GetResourceVersion())
+		if wantLabel {
+			u.SetLabels(map[string]string{LabelExecutingCount: label})
+		}
+		if statusSub == "" && status != nil {
+			u.Object["status"] = status
+		}
+		if err := a.applyReturn(ctx, u, "", in); err != nil {
+			return wrote, err
+		}
+		wrote = true
+	}
+	if statusSub != "" && !statusOK {
+		u := base()
+		if status != nil {
+			u.Object["status"] = status
+		}
+		if err := a.applyReturn(ctx, u, statusSub, in); err != nil {
+			return wrote, err
+		}
+		wrote = true
+	}
+	a.returned.set(obj.GetUID(), statusJSON)
+	return wrote, nil
+}
+
+// applyReturn applies without forcing; a conflict with another field manager is an event, not a
+// retry loop.
+func (a *Aggregator) applyReturn(ctx context.Context, u *unstructured.Unstructured, sub string, in *objectInputs) error {
+	err := a.apply(ctx, u, sub, false, "status")
+	if err == nil {
+		return nil
+	}
+	if apierrors.IsConflict(err) && sub != "" || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+		a.metrics.conflicts.Inc()
+		a.recorder.Eventf(in.obj, nil, corev1.EventTypeWarning, "StatusNotReturned", "ReturnStatus", "%s", err.Error())
+		return nil
+	}
+	return err
+}
+
+// ownsField reports whether FieldManager's managed-fields entry for the subresource ("" for the
+// main resource) contains the field path (FieldsV1 keys such as "f:status").
+func ownsField(obj *unstructured.Unstructured, subresource string, path ...string) bool {
+	for _, mf := range obj.GetManagedFields() {
+		if mf.Manager != FieldManager || mf.Subresource != subresource || mf.Operation != metav1.ManagedFieldsOperationApply || mf.FieldsV1 == nil {
+			continue
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+			continue
+		}
+		cur := fields
+		found := true
+		for _, p := range path {
+			next, ok := cur[p].(map[string]any)
+			if !ok {
+				found = false
+				break
+			}
+			cur = next
+		}
+		if found {
+			return true
+		}
+	}
+	return false
+}
+
+// contains reports whether have holds every field of want with an equal value (numbers compared
+// by value, lists element by element).
+func contains(have, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, wv := range w {
+			hv, ok := h[k]
+			if !ok || !contains(hv, wv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok || len(h) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !contains(h[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		if wf, ok := number(want); ok {
+			hf, ok := number(have)
+			return ok && hf == wf
+		}
+		return equality.Semantic.DeepEqual(have, want)
+	}
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case float64:
+		return n, true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}

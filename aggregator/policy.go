@@ -1,0 +1,255 @@
+package aggregator
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+)
+
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=bindingpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=bindingpolicies/status,verbs=get;patch
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=bindings,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=bindings/status,verbs=get;patch
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
+
+// reconcilePolicy resolves one BindingPolicy into its Binding (internal mode) and maintains the
+// StatusCollectorsAvailable condition on both.
+func (a *Aggregator) reconcilePolicy(ctx context.Context, name string) error {
+	a.metrics.evaluations.WithLabelValues("policy").Inc()
+	var bp controlv1alpha1.BindingPolicy
+	if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: name}, &bp); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+		return a.deleteOrphanBinding(ctx, name)
+	}
+	var binding *controlv1alpha1.Binding
+	var cur controlv1alpha1.Binding
+	if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: name}, &cur); err == nil {
+		binding = &cur
+	} else if !apierrors.IsNotFound(err) {
+		return err
+	}
+	var policyErrs field.ErrorList
+	if a.opts.BindingResolution == BindingResolutionInternal {
+		spec, errs, err := a.resolve(ctx, &bp)
+		if err != nil {
+			return err
+		}
+		policyErrs = errs
+		if binding == nil || !equality.Semantic.DeepEqual(binding.Spec, spec) {
+			if err := a.applyBinding(ctx, &bp, spec); err != nil {
+				return err
+			}
+		}
+	}
+	cond := a.collectorsCondition(ctx, policyCollectors(&bp))
+	if err := a.applyPolicyStatus(ctx, &bp, cond, policyErrs); err != nil {
+		return err
+	}
+	if binding != nil {
+		return a.applyBindingStatus(ctx, binding, cond)
+	}
+	return nil
+}
+
+// resolve lists the inventory and the objects of every resource some clause can select, and
+// computes the Binding's spec.
+func (a *Aggregator) resolve(ctx context.Context, bp *controlv1alpha1.BindingPolicy) (controlv1alpha1.BindingSpec, field.ErrorList, error) {
+	var mcs clusterv1.ManagedClusterList
+	if err := a.its.GetCache().List(ctx, &mcs); err != nil {
+		return controlv1alpha1.BindingSpec{}, nil, err
+	}
+	clusters := make([]InventoryCluster, 0, len(mcs.Items))
+	for _, mc := range mcs.Items {
+		clusters = append(clusters, InventoryCluster{Name: mc.Name, Labels: mc.Labels})
+	}
+	var objects []WorkloadObject
+	for _, info := range a.catalog.resources(false) {
+		if !slices.ContainsFunc(bp.Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
+			return clauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
+		}) {
+			continue
+		}
+		if err := a.ensureWatch(ctx, info); err != nil {
+			return controlv1alpha1.BindingSpec{}, nil, err
+		}
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(info.GVR.GroupVersion().WithKind(info.Kind + "List"))
+		if err := a.wdsCache.List(ctx, list); err != nil {
+			return controlv1alpha1.BindingSpec{}, nil, fmt.Errorf("listing %s: %w", info.GVR, err)
+		}
+		for i := range list.Items {
+			o := &list.Items[i]
+			objects = append(objects, WorkloadObject{GVR: info.GVR, Namespaced: info.Namespaced, Namespace: o.GetNamespace(),
+				Name: o.GetName(), ResourceVersion: o.GetResourceVersion(), Labels: o.GetLabels()})
+		}
+	}
+	nsLabels := func(ns string) map[string]string {
+		var n corev1.Namespace
+		if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: ns}, &n); err != nil {
+			return nil
+		}
+		return n.Labels
+	}
+	spec, errs := ResolveBinding(bp, clusters, objects, nsLabels)
+	return spec, errs, nil
+}
+
+func (a *Aggregator) applyBinding(ctx context.Context, bp *controlv1alpha1.BindingPolicy, spec controlv1alpha1.BindingSpec) error {
+	b := &controlv1alpha1.Binding{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: bp.Name,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: controlv1alpha1.GroupVersion.String(), Kind: "BindingPolicy", Name: bp.Name, UID: bp.UID,
+				Controller: new(true), BlockOwnerDeletion: new(true),
+			}},
+		},
+		Spec: spec,
+	}
+	u, err := toApply(b, "Binding", false)
+	if err != nil {
+		return err
+	}
+	return a.apply(ctx, u, "", true, "binding")
+}
+
+// deleteOrphanBinding deletes the Binding of a deleted policy (garbage collection does the same
+// in a full cluster; this covers control planes without it).
+func (a *Aggregator) deleteOrphanBinding(ctx context.Context, name string) error {
+	if a.opts.BindingResolution != BindingResolutionInternal {
+		return nil
+	}
+	var b controlv1alpha1.Binding
+	if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: name}, &b); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	owned := slices.ContainsFunc(b.OwnerReferences, func(r metav1.OwnerReference) bool {
+		return r.Kind == "BindingPolicy" && r.Name == name
+	})
+	if !owned {
+		return nil
+	}
+	err := a.wds.Delete(ctx, &b, client.Preconditions{UID: &b.UID})
+	if err == nil {
+		a.metrics.writes.WithLabelValues("binding", "delete").Inc()
+	}
+	return client.IgnoreNotFound(err)
+}
+
+// policyCollectors is the sorted set of collector names the policy's clauses reference.
+func policyCollectors(bp *controlv1alpha1.BindingPolicy) []string {
+	var names []string
+	for _, c := range bp.Spec.Downsync {
+		names = append(names, c.StatusCollectors...)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// collectorsCondition is StatusCollectorsAvailable for a set of referenced collectors.
+func (a *Aggregator) collectorsCondition(ctx context.Context, names []string) controlv1alpha1.BindingPolicyCondition {
+	var missing, invalid []string
+	for _, n := range names {
+		var sc controlv1alpha1.StatusCollector
+		if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: n}, &sc); err != nil {
+			missing = append(missing, n)
+			continue
+		}
+		if _, errs, _ := a.compiler.Compile(&sc); len(errs) > 0 {
+			invalid = append(invalid, n)
+		}
+	}
+	cond := controlv1alpha1.BindingPolicyCondition{Type: controlv1alpha1.ConditionStatusCollectorsAvailable, Status: corev1.ConditionTrue, Reason: "AllAvailable",
+		Message: "every referenced StatusCollector exists and is valid"}
+	if len(missing)+len(invalid) > 0 {
+		cond.Status, cond.Reason = corev1.ConditionFalse, "CollectorsUnavailable"
+		var parts []string
+		if len(missing) > 0 {
+			parts = append(parts, "missing: "+strings.Join(missing, ", "))
+		}
+		if len(invalid) > 0 {
+			parts = append(parts, "invalid: "+strings.Join(invalid, ", "))
+		}
+		cond.Message = strings.Join(parts, "; ")
+	}
+	return cond
+}
+
+// mergeCondition puts cond into conds (keeping others' conditions), keeping the transition time
+// when the status did not change. It reports whether anything but timestamps changed.
+func mergeCondition(conds []controlv1alpha1.BindingPolicyCondition, cond controlv1alpha1.BindingPolicyCondition) ([]controlv1alpha1.BindingPolicyCondition, bool) {
+	now := metav1.Now()
+	cond.LastUpdateTime, cond.LastTransitionTime = now, now
+	out := slices.Clone(conds)
+	i := slices.IndexFunc(out, func(c controlv1alpha1.BindingPolicyCondition) bool { return c.Type == cond.Type })
+	if i < 0 {
+		return append(out, cond), true
+	}
+	old := out[i]
+	if old.Status == cond.Status {
+		cond.LastTransitionTime = old.LastTransitionTime
+	}
+	changed := old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message
+	if !changed {
+		return out, false
+	}
+	out[i] = cond
+	return out, true
+}
+
+func errorStrings(errs field.ErrorList) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
+func (a *Aggregator) applyPolicyStatus(ctx context.Context, bp *controlv1alpha1.BindingPolicy, cond controlv1alpha1.BindingPolicyCondition, errs field.ErrorList) error {
+	conds, changed := mergeCondition(bp.Status.Conditions, cond)
+	msgs := errorStrings(errs)
+	if !changed && bp.Status.ObservedGeneration == bp.Generation && slices.Equal(bp.Status.Errors, msgs) {
+		return nil
+	}
+	if len(errs) > 0 {
+		a.recorder.Eventf(bp, nil, corev1.EventTypeWarning, "InvalidSpec", "Resolve", "%s", strings.Join(msgs, "; "))
+	}
+	out := &controlv1alpha1.BindingPolicy{ObjectMeta: metav1.ObjectMeta{Name: bp.Name},
+		Status: controlv1alpha1.BindingPolicyStatus{Conditions: conds, ObservedGeneration: bp.Generation, Errors: msgs}}
+	u, err := toApply(out, "BindingPolicy", true)
+	if err != nil {
+		return err
+	}
+	unstructured.RemoveNestedField(u.Object, "spec")
+	return a.apply(ctx, u, "status", true, "bindingpolicy-status")
+}
+
+func (a *Aggregator) applyBindingStatus(ctx context.Context, b *controlv1alpha1.Binding, cond controlv1alpha1.BindingPolicyCondition) error {
+	conds, changed := mergeCondition(b.Status.Conditions, cond)
+	if !changed && b.Status.ObservedGeneration == b.Generation {
+		return nil
+	}
+	out := &controlv1alpha1.Binding{ObjectMeta: metav1.ObjectMeta{Name: b.Name},
+		Status: controlv1alpha1.BindingStatus{Conditions: conds, ObservedGeneration: b.Generation}}
+	u, err := toApply(out, "Binding", true)
+	if err != nil {
+		return err
+	}
+	unstructured.RemoveNestedField(u.Object, "spec")
+	return a.apply(ctx, u, "status", true, "binding-status")
+}

@@ -1,0 +1,168 @@
+package aggregator
+
+import (
+	"maps"
+	"slices"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/policy/classifier"
+	"github.com/statusfold/statusfold/policy/collector"
+)
+
+// pairKey identifies a (workload object, BindingPolicy) pair.
+type pairKey struct {
+	Object ObjectKey
+	Policy types.UID
+}
+
+// tableState is the collector engine's incremental Table of one pair, plus what it was last fed,
+// so that a reconcile feeds only what changed: one changed WorkStatus re-evaluates one row.
+type tableState struct {
+	table      *collector.Table
+	objectRV   string
+	collectors []*collector.Collector
+	dests      []string
+	rowSig     map[string]string // WEC → signature of the input last upserted
+}
+
+// tableStore holds the Tables; each object key is reconciled by one worker at a time, so a
+// tableState is used by one goroutine at a time, and only the map needs the lock.
+type tableStore struct {
+	mu sync.Mutex
+	m  map[pairKey]*tableState
+}
+
+func (s *tableStore) init() { s.m = map[pairKey]*tableState{} }
+
+func (s *tableStore) get(k pairKey, obj map[string]any, cols []*collector.Collector) *tableState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ts := s.m[k]
+	if ts == nil {
+		ts = &tableState{table: collector.NewTable(obj, cols), collectors: cols, rowSig: map[string]string{}}
+		s.m[k] = ts
+	}
+	return ts
+}
+
+// dropExcept forgets the Tables of the object's pairs that are not in keep.
+func (s *tableStore) dropExcept(obj ObjectKey, keep map[pairKey]bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.m {
+		if k.Object == obj && !keep[k] {
+			delete(s.m, k)
+		}
+	}
+}
+
+// feed brings the Table up to date with the object, collectors, destinations and WEC inputs.
+func (ts *tableState) feed(objRV string, obj map[string]any, cols []*collector.Collector, dests []string, wecs map[string]collector.WEC, sigs map[string]string) {
+	if ts.objectRV != objRV {
+		ts.table.SetObject(obj)
+		ts.objectRV = objRV
+	}
+	if !slices.Equal(ts.collectors, cols) {
+		ts.table.SetCollectors(cols)
+		ts.collectors = slices.Clone(cols)
+	}
+	if !slices.Equal(ts.dests, dests) {
+		ts.table.SetDestinations(dests)
+		for name := range ts.rowSig {
+			if !slices.Contains(dests, name) {
+				ts.table.RemoveWEC(name)
+				delete(ts.rowSig, name)
+			}
+		}
+		ts.dests = slices.Clone(dests)
+	}
+	for _, name := range dests {
+		if sig, ok := ts.rowSig[name]; ok && sig == sigs[name] {
+			continue
+		}
+		ts.table.UpsertWEC(wecs[name])
+		ts.rowSig[name] = sigs[name]
+	}
+}
+
+// returnMemo remembers the status last applied per object, so an unchanged return is not written.
+type returnMemo struct {
+	mu sync.Mutex
+	m  map[types.UID]string
+}
+
+func (r *returnMemo) init() { r.m = map[types.UID]string{} }
+
+func (r *returnMemo) get(uid types.UID) (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.m[uid]
+	return v, ok
+}
+
+func (r *returnMemo) set(uid types.UID, v string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.m[uid] = v
+}
+
+func (r *returnMemo) forget(uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.m, uid)
+}
+
+// prunerCache holds one compiled classifier.Pruner per ContentClassifier resource version.
+type prunerCache struct {
+	mu sync.Mutex
+	m  map[string]prunerEntry
+}
+
+type prunerEntry struct {
+	rv     string
+	pruner *classifier.Pruner
+}
+
+func (p *prunerCache) init() { p.m = map[string]prunerEntry{} }
+
+func (p *prunerCache) get(cc *controlv1alpha1.ContentClassifier) *classifier.Pruner {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e, ok := p.m[cc.Name]; ok && e.rv == cc.ResourceVersion {
+		return e.pruner
+	}
+	e := prunerEntry{rv: cc.ResourceVersion, pruner: classifier.NewPruner(cc)}
+	p.m[cc.Name] = e
+	return e.pruner
+}
+
+func (p *prunerCache) forget(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.m, name)
+}
+
+// classifierName is the name of the ContentClassifier for a resource: resource.version.group,
+// or resource.version for the core group (SPEC §6).
+func classifierName(gvr schema.GroupVersionResource) string {
+	if gvr.Group == "" {
+		return gvr.Resource + "." + gvr.Version
+	}
+	return gvr.Resource + "." + gvr.Version + "." + gvr.Group
+}
+
+func labelsSig(l map[string]string) string {
+	keys := slices.Sorted(maps.Keys(l))
+	var b []byte
+	for _, k := range keys {
+		b = append(b, k...)
+		b = append(b, 0)
+		b = append(b, l[k]...)
+		b = append(b, 0)
+	}
+	return string(b)
+}
