@@ -1,0 +1,245 @@
+package aggregation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+)
+
+// Rule names of the module contract (docs/aggregation.md).
+const (
+	ruleCombine  = "combine"
+	ruleStatus   = "status"
+	ruleWECRank  = "wec_rank"
+	ruleFinalize = "finalize"
+)
+
+// limits bound one evaluation.
+type limits struct {
+	timeout        time.Duration
+	maxOutputBytes int
+}
+
+// module is one compiled aggregation module. It is immutable after compileModule and safe for
+// concurrent use.
+type module struct {
+	name string // file name, e.g. "builtin/deployment.rego" or "AggregationPolicy/my-policy"
+	pkg  string // e.g. "data.statusfold.builtin.deployment"
+	lim  limits
+
+	static    *plan                   // combine evaluated without input; nil when it needs input.object or in full mode
+	combineQ  *rego.PreparedEvalQuery // nil in full mode
+	rankQ     *rego.PreparedEvalQuery // optional
+	finalizeQ *rego.PreparedEvalQuery // optional
+	statusQ   *rego.PreparedEvalQuery // full mode only
+}
+
+// compileError is a Rego compile problem with its location.
+type compileError struct {
+	Row, Col int
+	Msg      string
+}
+
+func (e compileError) Error() string {
+	if e.Row > 0 {
+		return fmt.Sprintf("%d:%d: %s", e.Row, e.Col, e.Msg)
+	}
+	return e.Msg
+}
+
+// compileErrors is what compileModule returns when the source is not a valid module.
+type compileErrors []compileError
+
+func (es compileErrors) Error() string {
+	msg := ""
+	for i, e := range es {
+		if i > 0 {
+			msg += "; "
+		}
+		msg += e.Error()
+	}
+	return msg
+}
+
+func fromASTErrors(errs ast.Errors) compileErrors {
+	out := make(compileErrors, 0, len(errs))
+	for _, e := range errs {
+		ce := compileError{Msg: e.Code + ": " + e.Message}
+		if e.Location != nil {
+			ce.Row, ce.Col = e.Location.Row, e.Location.Col
+		}
+		out = append(out, ce)
+	}
+	return out
+}
+
+// compileModule parses and compiles one module with the sandbox capabilities, checks that it
+// defines `combine` or `status`, prepares its queries and evaluates a static `combine`.
+// A bad module yields compileErrors (with Rego line and column) or a planError.
+func compileModule(name, src string, lim limits) (*module, error) {
+	parsed, err := ast.ParseModuleWithOpts(name, src, ast.ParserOptions{RegoVersion: ast.RegoV1})
+	if err != nil {
+		var astErrs ast.Errors
+		if errors.As(err, &astErrs) {
+			return nil, fromASTErrors(astErrs)
+		}
+		return nil, compileErrors{{Msg: err.Error()}}
+	}
+	caps := SandboxCapabilities()
+	c := ast.NewCompiler().WithCapabilities(caps).WithEnablePrintStatements(false)
+	mods := map[string]*ast.Module{name: parsed}
+	for n, lib := range libraryModules() {
+		if n != name {
+			mods[n] = lib
+		}
+	}
+	c.Compile(mods)
+	if c.Failed() {
+		return nil, fromASTErrors(c.Errors)
+	}
+	rules := map[string]bool{}
+	for _, r := range parsed.Rules {
+		rules[r.Head.Ref()[0].Value.(ast.Var).String()] = true
+	}
+	m := &module{name: name, pkg: parsed.Package.Path.String(), lim: lim}
+	if !rules[ruleCombine] && !rules[ruleStatus] {
+		return nil, compileErrors{{Row: parsed.Package.Location.Row, Col: parsed.Package.Location.Col,
+			Msg: fmt.Sprintf("rego_missing_rule: package %s defines neither %q (per-field combiners) nor %q (the whole aggregate)",
+				parsed.Package.Path, ruleCombine, ruleStatus)}}
+	}
+	prepare := func(rule string) (*rego.PreparedEvalQuery, error) {
+		if !rules[rule] {
+			return nil, nil
+		}
+		q, err := rego.New(
+			rego.Compiler(c),
+			rego.Query(m.pkg+"."+rule),
+			rego.Capabilities(caps),
+			rego.StrictBuiltinErrors(true),
+		).PrepareForEval(context.Background())
+		if err != nil {
+			return nil, fmt.Errorf("preparing %s: %w", rule, err)
+		}
+		return &q, nil
+	}
+	if rules[ruleStatus] {
+		if m.statusQ, err = prepare(ruleStatus); err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+	for _, p := range []struct {
+		q    **rego.PreparedEvalQuery
+		rule string
+	}{{&m.combineQ, ruleCombine}, {&m.rankQ, ruleWECRank}, {&m.finalizeQ, ruleFinalize}} {
+		if *p.q, err = prepare(p.rule); err != nil {
+			return nil, err
+		}
+	}
+	v, ok, err := m.eval(m.combineQ, nil)
+	if err != nil {
+		return nil, fmt.Errorf("evaluating %s without input: %w", ruleCombine, err)
+	}
+	if ok {
+		if m.static, err = parsePlan(v); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// libraryFile is the built-in helper module every module (built-in or user) may import as
+// data.statusfold.builtin.health.
+const libraryFile = "health.rego"
+
+var (
+	libOnce sync.Once
+	libMods map[string]*ast.Module
+)
+
+func libraryModules() map[string]*ast.Module {
+	libOnce.Do(func() {
+		src, err := builtinFS.ReadFile("modules/" + libraryFile)
+		if err != nil {
+			panic(err) // embedded at build time
+		}
+		libMods = map[string]*ast.Module{"builtin/" + libraryFile: ast.MustParseModuleWithOpts(string(src), ast.ParserOptions{RegoVersion: ast.RegoV1})}
+	})
+	return libMods
+}
+
+// planFor returns the combiner plan for obj: the static one, or `combine` evaluated with
+// input.object when it depends on the object.
+func (m *module) planFor(obj map[string]any) (*plan, error) {
+	if m.static != nil {
+		return m.static, nil
+	}
+	in, err := toValue(map[string]any{"object": obj})
+	if err != nil {
+		return nil, err
+	}
+	v, ok, err := m.eval(m.combineQ, in)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: rule %s is undefined for this object", m.name, ruleCombine)
+	}
+	return parsePlan(v)
+}
+
+// eval runs q under the module's time bound and returns the first result, normalised (JSON
+// numbers become int64 or float64).
+func (m *module) eval(q *rego.PreparedEvalQuery, input ast.Value) (any, bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), m.lim.timeout)
+	defer cancel()
+	var opts []rego.EvalOption
+	if input != nil {
+		opts = append(opts, rego.EvalParsedInput(input))
+	}
+	rs, err := q.Eval(ctx, opts...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false, fmt.Errorf("%s: evaluation exceeded %s: %w", m.name, m.lim.timeout, err)
+		}
+		return nil, false, fmt.Errorf("%s: %w", m.name, err)
+	}
+	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
+		return nil, false, nil
+	}
+	return normalize(rs[0].Expressions[0].Value), true, nil
+}
+
+// toValue converts a JSON-like Go value to an OPA AST value once, so prepared queries need not.
+func toValue(v any) (ast.Value, error) {
+	return ast.InterfaceToValue(v)
+}
+
+// normalize turns json.Number into int64 (when integral) or float64, recursively.
+func normalize(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i
+		}
+		f, _ := t.Float64()
+		return f
+	case map[string]any:
+		for k, x := range t {
+			t[k] = normalize(x)
+		}
+		return t
+	case []any:
+		for i, x := range t {
+			t[i] = normalize(x)
+		}
+		return t
+	}
+	return v
+}
