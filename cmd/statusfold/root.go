@@ -42,6 +42,7 @@ aggregate (many clusters).`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCommand())
+	root.AddCommand(newManagerCommand())
 	root.AddCommand(newLocalCommand(), newWECSimCommand(), newStatusCommand())
 	return root
 }

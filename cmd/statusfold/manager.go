@@ -1,0 +1,78 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2/textlogger"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/statusfold/statusfold/aggregator"
+)
+
+// newManagerCommand is `statusfold manager`: the controllers (and, once wired, the webhooks).
+func newManagerCommand() *cobra.Command {
+	var (
+		cfg           aggregator.Config
+		wdsKubeconfig string
+		itsKubeconfig string
+		resolution    string
+		logConfig     = textlogger.NewConfig()
+	)
+	cmd := &cobra.Command{
+		Use:   "manager",
+		Short: "Run the statusfold controllers: Bindings, CombinedStatus, status return",
+		Long: `Run the statusfold controllers against a WDS (and an ITS, by default the same cluster):
+resolve BindingPolicies into Bindings, keep CombinedStatus objects, and return reported state into
+the workload objects' own .status.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctrl.SetLogger(textlogger.NewLogger(logConfig))
+			wds, err := restConfig(wdsKubeconfig)
+			if err != nil {
+				return fmt.Errorf("--wds-kubeconfig: %w", err)
+			}
+			cfg.WDS = wds
+			if itsKubeconfig != "" {
+				if cfg.ITSConfig, err = restConfig(itsKubeconfig); err != nil {
+					return fmt.Errorf("--its-kubeconfig: %w", err)
+				}
+			}
+			cfg.BindingResolution = aggregator.BindingResolution(resolution)
+			return aggregator.Run(cmd.Context(), cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&wdsKubeconfig, "wds-kubeconfig", "", "kubeconfig of the WDS (default: $KUBECONFIG, then in-cluster)")
+	f.StringVar(&itsKubeconfig, "its-kubeconfig", "", "kubeconfig of the ITS (default: the WDS)")
+	f.StringVar(&cfg.WDSName, "wds-name", "wds1", "this WDS's name: only WorkStatuses labelled transport.kubestellar.io/originWdsName=NAME are read")
+	f.StringVar(&resolution, "binding-resolution", string(aggregator.BindingResolutionInternal),
+		"internal: statusfold writes Bindings; external: read Bindings written by another controller (e.g. KubeStellar)")
+	f.DurationVar(&cfg.CoalesceDelay, "coalesce-delay", aggregator.DefaultCoalesceDelay, "events for one object within this delay cause one evaluation")
+	f.IntVar(&cfg.Workers, "workers", aggregator.DefaultWorkers, "objects evaluated in parallel")
+	f.StringVar(&cfg.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables)")
+	f.StringVar(&cfg.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (0 disables)")
+	f.BoolVar(&cfg.LeaderElection, "leader-elect", false, "elect a leader among replicas (use with more than one replica)")
+	f.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's)")
+	f.IntVar(&cfg.WebhookPort, "webhook-port", 9443, "port of the admission webhook server")
+	f.StringVar(&cfg.CertDir, "webhook-cert-dir", "", "folder holding tls.crt and tls.key for the webhook server (default: controller-runtime's)")
+	gofs := flag.NewFlagSet("log", flag.ContinueOnError)
+	logConfig.AddFlags(gofs)
+	f.AddGoFlagSet(gofs)
+	return cmd
+}
+
+// restConfig loads a kubeconfig file, or the default loading rules ($KUBECONFIG, in-cluster) for "".
+func restConfig(path string) (*rest.Config, error) {
+	if path == "" {
+		return ctrl.GetConfig()
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	return clientcmd.BuildConfigFromFlags("", path)
+}
