@@ -1,0 +1,225 @@
+package hostile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"text/template"
+
+	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Case is one hostile input and what must happen to it.
+type Case struct {
+	Name string `yaml:"name"`
+	// Kind says which engine the case goes to: StatusCollector, ContentClassifier, Evaluation,
+	// Prune, AggregationPolicy or Aggregation.
+	Kind string `yaml:"kind"`
+	// Object is the StatusCollector, ContentClassifier or aggregation policy under test.
+	Object map[string]any `yaml:"object"`
+	// Collectors, Classifier, Workload and WECs are the inputs of an Evaluation or Prune case.
+	Collectors []map[string]any `yaml:"collectors"`
+	Classifier map[string]any   `yaml:"classifier"`
+	Workload   map[string]any   `yaml:"workload"`
+	WECs       []WECInput       `yaml:"wecs"`
+	Expect     Expect           `yaml:"expect"`
+
+	file string
+}
+
+// WECInput is one WEC's reported state. StatusJSON, when set, is decoded with encoding/json (so
+// that it can be nested deeper than a YAML parser allows) and replaces Status.
+type WECInput struct {
+	Name       string            `yaml:"name"`
+	Labels     map[string]string `yaml:"labels"`
+	Status     any               `yaml:"status"`
+	StatusJSON string            `yaml:"statusJSON"`
+	// Details is a WorkStatus's statusDetails, for aggregation cases.
+	Details map[string]any `yaml:"details"`
+}
+
+// Expect is what must happen.
+type Expect struct {
+	// Errors must all be among the field errors (an empty list means: no errors).
+	Errors []ExpectedError `yaml:"errors"`
+	// RowErrors must all be among the results' row errors.
+	RowErrors []ExpectedRowError `yaml:"rowErrors"`
+	// Cells are values that must be in the results.
+	Cells []ExpectedCell `yaml:"cells"`
+	// Rows is the number of rows per collector name.
+	Rows map[string]int `yaml:"rows"`
+	// Pruned is the expected output of a Prune case.
+	Pruned any `yaml:"pruned"`
+	// Contains are substrings of the aggregation result or error.
+	Contains []string `yaml:"contains"`
+}
+
+// ExpectedError is one field error: its path, its type (as field.ErrorType prints, e.g.
+// "Invalid value") and a substring of its detail.
+type ExpectedError struct {
+	Field  string `yaml:"field"`
+	Type   string `yaml:"type"`
+	Detail string `yaml:"detail"`
+}
+
+// ExpectedRowError is a row error of one collector's result; Contains is a substring.
+type ExpectedRowError struct {
+	Collector string `yaml:"collector"`
+	WEC       string `yaml:"wec"`
+	Column    string `yaml:"column"`
+	Contains  string `yaml:"contains"`
+}
+
+// ExpectedCell is one cell: collector, row index, column name and its value as in a
+// CombinedStatus (`{type: Number, float: "3"}`).
+type ExpectedCell struct {
+	Collector string         `yaml:"collector"`
+	Row       int            `yaml:"row"`
+	Column    string         `yaml:"column"`
+	Value     map[string]any `yaml:"value"`
+}
+
+// templateFuncs expand huge inputs from small files.
+var templateFuncs = template.FuncMap{
+	// repeat s n: s n times.
+	"repeat": strings.Repeat,
+	// join s sep n: n copies of s separated by sep.
+	"join": func(s, sep string, n int) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = s
+		}
+		return strings.Join(parts, sep)
+	},
+	// nest open inner close n: open×n inner close×n.
+	"nest": func(open, inner, close string, n int) string {
+		return strings.Repeat(open, n) + inner + strings.Repeat(close, n)
+	},
+	// count n: 0, 1, …, n-1, for range.
+	"count": func(n int) []int {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	},
+	// seq sep n: "0<sep>1<sep>…<sep>n-1".
+	"seq": func(sep string, n int) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = fmt.Sprint(i)
+		}
+		return strings.Join(parts, sep)
+	},
+}
+
+// loadCorpus reads every case under testdata/.
+func loadCorpus(t *testing.T) []Case {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus files: %v", err)
+	}
+	var cases []Case
+	names := map[string]string{}
+	for _, f := range files {
+		fc, err := loadFile(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, c := range fc {
+			if c.Name == "" || c.Kind == "" {
+				t.Fatalf("%s: a case without name or kind: %+v", f, c)
+			}
+			if prev, dup := names[c.Name]; dup {
+				t.Fatalf("case %q in %s and %s", c.Name, prev, f)
+			}
+			names[c.Name] = f
+			cases = append(cases, c)
+		}
+	}
+	return cases
+}
+
+func loadFile(path string) ([]Case, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	tmpl, err := template.New(filepath.Base(path)).Funcs(templateFuncs).Parse(string(src))
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, nil); err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(&buf)
+	var out []Case
+	for {
+		var c Case
+		if err := dec.Decode(&c); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, fmt.Errorf("case %d: %w", len(out)+1, err)
+		}
+		c.file = path
+		c.Object = normalizeMap(c.Object)
+		c.Classifier = normalizeMap(c.Classifier)
+		c.Workload = normalizeMap(c.Workload)
+		for i := range c.Collectors {
+			c.Collectors[i] = normalizeMap(c.Collectors[i])
+		}
+		for i := range c.WECs {
+			c.WECs[i].Status = normalize(c.WECs[i].Status)
+			c.WECs[i].Details = normalizeMap(c.WECs[i].Details)
+		}
+		c.Expect.Pruned = normalize(c.Expect.Pruned)
+		out = append(out, c)
+	}
+}
+
+// normalize turns YAML-decoded values into the types of decoded JSON that the engines and
+// runtime.DefaultUnstructuredConverter expect (int64 for integers, map[string]any for maps).
+func normalize(v any) any {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case uint64:
+		return int64(x)
+	case map[string]any:
+		return normalizeMap(x)
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[fmt.Sprint(k)] = normalize(e)
+		}
+		return m
+	case []any:
+		for i := range x {
+			x[i] = normalize(x[i])
+		}
+		return x
+	}
+	return v
+}
+
+func normalizeMap(m map[string]any) map[string]any {
+	for k, v := range m {
+		m[k] = normalize(v)
+	}
+	return m
+}
+
+// into converts an unstructured map into a typed object without a JSON round trip, so that bytes
+// that are not UTF-8 reach the engine as they are.
+func into(m map[string]any, obj any) error {
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(m, obj)
+}
