@@ -3,6 +3,7 @@ package collector
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -433,17 +434,10 @@ func TestEvaluateSeveralCollectorsByName(t *testing.T) {
 
 func TestEvaluateRuntimeCostLimit(t *testing.T) {
 	c := newTestCompiler(t)
-	// Statically fine (reported lists count as at most 100 entries), but this WEC reports 2,000.
-	col := mustCompile(t, c, statusCollector("c", withSelect("v", nestedComprehension(2))))
-	items := make([]any, 2000)
-	inner := make([]any, 2000)
-	for i := range inner {
-		inner[i] = int64(1)
-	}
-	for i := range items {
-		items[i] = map[string]any{"items": inner}
-	}
-	got := Evaluate(nil, []WEC{wec("w", withStatus(map[string]any{"items": items}))}, []*Collector{col})[0]
+	// Statically fine (a reported string counts as at most 1 KiB), but this WEC reports 12 MB:
+	// contains() costs one unit per 10 characters.
+	col := mustCompile(t, c, statusCollector("c", withSelect("v", "returned.status.s.contains('x')")))
+	got := Evaluate(nil, []WEC{wec("w", withStatus(map[string]any{"s": strings.Repeat("a", 12_000_000)}))}, []*Collector{col})[0]
 	want := withErrors(result("c", []string{"v"}, row(vnull())), rowErr("w", "v", "operation cancelled: actual cost limit exceeded"))
 	if d := cmp.Diff(want, got, resultOpts); d != "" {
 		t.Errorf("(-want +got):\n%s", d)

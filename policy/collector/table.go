@@ -262,11 +262,13 @@ type colState struct {
 
 type rowState struct {
 	kept bool
-	errs []rowError // in column order: filter, groupBy, subjects or select cells
+	errs []rowError // in column order: filter, groupBy, subjects
 
-	// select: cells are evaluated only for rows within the limit, when results are read.
+	// select: cells are evaluated only for rows within the limit, when results are read; their
+	// errors count only while the row is within the limit.
 	cellsDone bool
 	cells     []controlv1alpha1.Value
+	cellErrs  []rowError
 
 	// aggregation
 	group    *group
@@ -386,7 +388,7 @@ func (cs *colState) evalCells(t *Table, i int) {
 		}
 		if err != nil {
 			r.cells[k] = nullValue()
-			r.errs = append(r.errs, rowError{s.name, err.Error()})
+			r.cellErrs = append(r.cellErrs, rowError{s.name, err.Error()})
 			continue
 		}
 		r.cells[k] = v.toValue()
@@ -401,10 +403,9 @@ func (cs *colState) compute(t *Table) controlv1alpha1.NamedStatusCombination {
 			if r.kept && int64(len(res.Rows)) < cs.col.limit {
 				cs.evalCells(t, i)
 				res.Rows = append(res.Rows, controlv1alpha1.StatusCombinationRow{Columns: r.cells})
+				res.Errors = errorsOf(t.dests[i], r.cellErrs, res.Errors)
 			}
-			if len(r.errs) > 0 && len(res.Errors) < MaxRowErrors {
-				res.Errors = errorsOf(t.dests[i], r.errs, res.Errors)
-			}
+			res.Errors = errorsOf(t.dests[i], r.errs, res.Errors)
 		}
 		return res
 	}

@@ -1,0 +1,158 @@
+package collector
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+)
+
+// incrementalCollectors cover select (with filter and limit), grouped and ungrouped aggregation.
+func incrementalCollectors(t *testing.T) []*Collector {
+	c := newTestCompiler(t)
+	return []*Collector{
+		mustCompile(t, c, statusCollector("select", withFilter("returned.status.ready"),
+			withSelect("wec", "inventory.name"), withSelect("n", "returned.status.n"), withLimit(3))),
+		mustCompile(t, c, statusCollector("grouped", withFilter("obj.spec.replicas >= 0"),
+			withGroupBy("g", "returned.status.g"), withGroupBy("region", "inventory.labels['region']"),
+			withCount("count"), withAgg("sum", sum, "returned.status.n"), withAgg("avg", avg, "returned.status.n"),
+			withAgg("min", min_, "returned.status.n"), withAgg("max", max_, "returned.status.n"), withLimit(4))),
+		mustCompile(t, c, statusCollector("total", withFilter("returned.status.n != obj.spec.replicas"),
+			withCount("count"), withAgg("sum", sum, "returned.status.n"), withAgg("max", max_, "returned.status.n"))),
+	}
+}
+
+func randomStatus(r *rand.Rand) any {
+	if r.IntN(6) == 0 {
+		return nil
+	}
+	s := map[string]any{}
+	switch r.IntN(8) {
+	case 0:
+		s["n"] = int64(r.IntN(7) - 2)
+	case 1:
+		s["n"] = float64(r.IntN(9)) / 4
+	case 2:
+		s["n"] = fmt.Sprint(r.IntN(5))
+	case 3:
+		s["n"] = r.IntN(2) == 0
+	case 4:
+		s["n"] = nil
+	case 5:
+		s["n"] = 1e20
+	case 6:
+		s["n"] = -1e20
+	}
+	switch r.IntN(5) {
+	case 0:
+		s["g"] = "x"
+	case 1:
+		s["g"] = int64(2)
+	case 2:
+		s["g"] = 2.0
+	case 3:
+		s["g"] = []any{"y"}
+	}
+	if r.IntN(4) > 0 {
+		s["ready"] = r.IntN(3) > 0
+	}
+	return s
+}
+
+// TestTableIncrementalMatchesOneShot applies random updates to a Table and checks after each that
+// its results equal a one-shot evaluation of the same inputs.
+func TestTableIncrementalMatchesOneShot(t *testing.T) {
+	cols := incrementalCollectors(t)
+	r := rand.New(rand.NewPCG(1, 2))
+	names := make([]string, 12)
+	for i := range names {
+		names[i] = fmt.Sprintf("wec-%02d", i)
+	}
+	obj := func() map[string]any { return map[string]any{"spec": map[string]any{"replicas": int64(r.IntN(4))}} }
+	curObj := obj()
+	curCols := cols
+	inputs := map[string]WEC{}
+	var dests []string
+
+	const steps = 1500
+	tbl := NewTable(curObj, curCols)
+	for step := range steps {
+		var op string
+		switch k := r.IntN(20); {
+		case k < 12:
+			w := WEC{Name: names[r.IntN(len(names))], Status: randomStatus(r)}
+			if r.IntN(2) == 0 {
+				w.Labels = map[string]string{"region": []string{"eu", "us"}[r.IntN(2)]}
+			}
+			inputs[w.Name] = w
+			tbl.UpsertWEC(w)
+			op = "upsert " + w.Name
+		case k < 14:
+			name := names[r.IntN(len(names))]
+			delete(inputs, name)
+			tbl.RemoveWEC(name)
+			op = "remove " + name
+		case k < 17:
+			dests = nil
+			for _, n := range names {
+				if r.IntN(3) > 0 {
+					dests = append(dests, n)
+				}
+			}
+			r.Shuffle(len(dests), func(i, j int) { dests[i], dests[j] = dests[j], dests[i] })
+			tbl.SetDestinations(dests)
+			op = fmt.Sprintf("destinations %v", dests)
+		case k < 18:
+			curObj = obj()
+			tbl.SetObject(curObj)
+			op = "object"
+		default:
+			curCols = slices.Clone(cols)
+			r.Shuffle(len(curCols), func(i, j int) { curCols[i], curCols[j] = curCols[j], curCols[i] })
+			curCols = curCols[:1+r.IntN(len(curCols))]
+			tbl.SetCollectors(curCols)
+			op = "collectors"
+		}
+		if r.IntN(3) > 0 && step != steps-1 {
+			continue // results are also read after several updates
+		}
+		var wecs []WEC
+		for _, n := range dests {
+			w, ok := inputs[n]
+			if !ok {
+				w = WEC{Name: n}
+			}
+			wecs = append(wecs, w)
+		}
+		want := Evaluate(curObj, wecs, curCols)
+		if d := cmp.Diff(want, tbl.Results(), resultOpts); d != "" {
+			t.Fatalf("step %d (%s): incremental results differ from one-shot (-want +got):\n%s", step, op, d)
+		}
+	}
+}
+
+// TestTableUpsertOnlyChangesThatRow checks that an update of one WEC evaluates only that WEC's
+// expressions: another WEC's cached input is broken on purpose, and its cached row must survive.
+func TestTableUpsertOnlyChangesThatRow(t *testing.T) {
+	c := newTestCompiler(t)
+	col := mustCompile(t, c, statusCollector("c", withGroupBy("g", "returned.status.g"), withCount("n")))
+	tbl := NewTable(nil, []*Collector{col})
+	tbl.SetDestinations([]string{"a", "b", "c"})
+	for _, n := range []string{"a", "b", "c"} {
+		tbl.UpsertWEC(WEC{Name: n, Status: map[string]any{"g": "x"}})
+	}
+	if got, want := tbl.Results()[0].Rows, []controlv1alpha1.StatusCombinationRow{row(vs("x"), vn("3"))}; !cmp.Equal(want, got) {
+		t.Fatalf("got %v", got)
+	}
+	// Poison the cached activation of "a": if an update of "b" re-evaluated "a", its row would fail.
+	tbl.rows[0].returned = tbl.rows[1].inventory
+	tbl.UpsertWEC(WEC{Name: "b", Status: map[string]any{"g": "y"}})
+	want := []controlv1alpha1.StatusCombinationRow{row(vs("x"), vn("2")), row(vs("y"), vn("1"))}
+	if d := cmp.Diff(want, tbl.Results()[0].Rows); d != "" || len(tbl.Results()[0].Errors) > 0 {
+		t.Fatalf("(-want +got):\n%s\nerrors: %v", d, tbl.Results()[0].Errors)
+	}
+}
