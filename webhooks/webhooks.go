@@ -1,0 +1,172 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/cel/openapi/resolver"
+	"k8s.io/client-go/discovery"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/webhooks/check"
+)
+
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=statuscollectors,verbs=get;list;watch
+
+// The URL paths the webhooks are served at (the manifests in config/webhook use them).
+const (
+	PathValidateStatusCollector   = "/validate-control-kubestellar-io-v1alpha1-statuscollector"
+	PathMutateStatusCollector     = "/mutate-control-kubestellar-io-v1alpha1-statuscollector"
+	PathValidateContentClassifier = "/validate-control-kubestellar-io-v1alpha1-contentclassifier"
+	PathValidateBindingPolicy     = "/validate-control-kubestellar-io-v1alpha1-bindingpolicy"
+)
+
+// DefaultSchemaTTL is how long OpenAPI schemas are reused before they are fetched again.
+const DefaultSchemaTTL = time.Minute
+
+// Options configures Setup. The zero value is ready to use.
+type Options struct {
+	// SchemaTTL is how long the OpenAPI schema of a kind is cached; 0 means DefaultSchemaTTL.
+	SchemaTTL time.Duration
+	// DisableSchemaChecks turns off the warnings that need OpenAPI schemas.
+	DisableSchemaChecks bool
+	// Collectors overrides where BindingPolicy checks find StatusCollectors; nil means the
+	// manager's client (its cache).
+	Collectors check.CollectorGetter
+}
+
+// Setup registers the webhooks with mgr's webhook server.
+func Setup(mgr ctrl.Manager, opts Options) error {
+	c, err := NewChecker(mgr, opts)
+	if err != nil {
+		return err
+	}
+	return Register(mgr, c)
+}
+
+// NewChecker builds the Checker that Setup uses, with lookups backed by mgr.
+func NewChecker(mgr ctrl.Manager, opts Options) (*check.Checker, error) {
+	co := check.Options{Collectors: opts.Collectors, Mapper: mgr.GetRESTMapper()}
+	if co.Collectors == nil {
+		co.Collectors = ClientCollectors(mgr.GetClient())
+	}
+	if !opts.DisableSchemaChecks {
+		disc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+		if err != nil {
+			return nil, fmt.Errorf("webhooks: discovery client: %w", err)
+		}
+		ttl := opts.SchemaTTL
+		if ttl == 0 {
+			ttl = DefaultSchemaTTL
+		}
+		co.Schemas = check.NewCachingResolver(&resolver.ClientDiscoveryResolver{Discovery: disc}, ttl)
+	}
+	return check.New(co)
+}
+
+// Register registers the webhooks, with the given Checker, with mgr's webhook server.
+func Register(mgr ctrl.Manager, c *check.Checker) error {
+	if err := ctrl.NewWebhookManagedBy(mgr, &controlv1alpha1.StatusCollector{}).
+		WithValidator(NewStatusCollectorValidator(c)).
+		WithDefaulter(StatusCollectorDefaulter{}, admission.DefaulterRemoveUnknownOrOmitableFields).
+		Complete(); err != nil {
+		return err
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &controlv1alpha1.ContentClassifier{}).
+		WithValidator(NewContentClassifierValidator(c)).Complete(); err != nil {
+		return err
+	}
+	return ctrl.NewWebhookManagedBy(mgr, &controlv1alpha1.BindingPolicy{}).
+		WithValidator(NewBindingPolicyValidator(c)).Complete()
+}
+
+// ClientCollectors finds StatusCollectors with a controller-runtime client.
+func ClientCollectors(c client.Reader) check.CollectorGetter {
+	return check.CollectorGetterFunc(func(ctx context.Context, name string) (*controlv1alpha1.StatusCollector, error) {
+		sc := &controlv1alpha1.StatusCollector{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, sc); err != nil {
+			return nil, err
+		}
+		return sc, nil
+	})
+}
+
+// Validator is a validating webhook for one kind: it runs a check and rejects the object with
+// an Invalid status error (kubectl prints `The StatusCollector "x" is invalid: ...` and every
+// field error) when the check finds errors; warnings always reach the client.
+type Validator[T client.Object] struct {
+	kind  string
+	check func(context.Context, T) (field.ErrorList, []string)
+	spec  func(T) any
+}
+
+// NewStatusCollectorValidator rejects collectors with any error of the collector compiler.
+func NewStatusCollectorValidator(c *check.Checker) *Validator[*controlv1alpha1.StatusCollector] {
+	return &Validator[*controlv1alpha1.StatusCollector]{kind: "StatusCollector",
+		check: func(_ context.Context, sc *controlv1alpha1.StatusCollector) (field.ErrorList, []string) { return c.StatusCollector(sc) },
+		spec:  func(sc *controlv1alpha1.StatusCollector) any { return sc.Spec }}
+}
+
+// NewContentClassifierValidator rejects classifiers that break a rule of SPEC §6.
+func NewContentClassifierValidator(c *check.Checker) *Validator[*controlv1alpha1.ContentClassifier] {
+	return &Validator[*controlv1alpha1.ContentClassifier]{kind: "ContentClassifier",
+		check: func(_ context.Context, cc *controlv1alpha1.ContentClassifier) (field.ErrorList, []string) {
+			return c.ContentClassifier(cc)
+		},
+		spec: func(cc *controlv1alpha1.ContentClassifier) any { return cc.Spec }}
+}
+
+// NewBindingPolicyValidator rejects policies with shape errors and warns about their collectors.
+func NewBindingPolicyValidator(c *check.Checker) *Validator[*controlv1alpha1.BindingPolicy] {
+	return &Validator[*controlv1alpha1.BindingPolicy]{kind: "BindingPolicy", check: c.BindingPolicy,
+		spec: func(bp *controlv1alpha1.BindingPolicy) any { return bp.Spec }}
+}
+
+var _ admission.Validator[*controlv1alpha1.StatusCollector] = (*Validator[*controlv1alpha1.StatusCollector])(nil)
+
+// ValidateCreate runs the check.
+func (v *Validator[T]) ValidateCreate(ctx context.Context, obj T) (admission.Warnings, error) {
+	errs, warnings := v.check(ctx, obj)
+	return v.verdict(obj, errs, warnings)
+}
+
+// ValidateUpdate runs the check; when the spec did not change, errors do not reject the update.
+func (v *Validator[T]) ValidateUpdate(ctx context.Context, old, obj T) (admission.Warnings, error) {
+	errs, warnings := v.check(ctx, obj)
+	if equality.Semantic.DeepEqual(v.spec(old), v.spec(obj)) && old.GetName() == obj.GetName() {
+		errs = nil
+	}
+	return v.verdict(obj, errs, warnings)
+}
+
+// ValidateDelete admits every deletion.
+func (v *Validator[T]) ValidateDelete(context.Context, T) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func (v *Validator[T]) verdict(obj T, errs field.ErrorList, warnings []string) (admission.Warnings, error) {
+	if len(errs) == 0 {
+		return warnings, nil
+	}
+	return warnings, apierrors.NewInvalid(controlv1alpha1.GroupVersion.WithKind(v.kind).GroupKind(), obj.GetName(), errs)
+}
+
+// StatusCollectorDefaulter is the defaulting webhook of StatusCollector.
+type StatusCollectorDefaulter struct{}
+
+var _ admission.Defaulter[*controlv1alpha1.StatusCollector] = StatusCollectorDefaulter{}
+
+// Default sets `spec.limit` to 20 when it is 0 or omitted.
+func (StatusCollectorDefaulter) Default(_ context.Context, sc *controlv1alpha1.StatusCollector) error {
+	if sc.Spec.Limit == 0 {
+		sc.Spec.Limit = controlv1alpha1.DefaultLimit
+	}
+	return nil
+}
