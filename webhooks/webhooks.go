@@ -110,8 +110,10 @@ type Validator[T client.Object] struct {
 // NewStatusCollectorValidator rejects collectors with any error of the collector compiler.
 func NewStatusCollectorValidator(c *check.Checker) *Validator[*controlv1alpha1.StatusCollector] {
 	return &Validator[*controlv1alpha1.StatusCollector]{kind: "StatusCollector",
-		check: func(_ context.Context, sc *controlv1alpha1.StatusCollector) (field.ErrorList, []string) { return c.StatusCollector(sc) },
-		spec:  func(sc *controlv1alpha1.StatusCollector) any { return sc.Spec }}
+		check: func(_ context.Context, sc *controlv1alpha1.StatusCollector) (field.ErrorList, []string) {
+			return c.StatusCollector(sc)
+		},
+		spec: func(sc *controlv1alpha1.StatusCollector) any { return sc.Spec }}
 }
 
 // NewContentClassifierValidator rejects classifiers that break a rule of SPEC §6.
