@@ -15,9 +15,9 @@ import (
 // wecEntry is one WEC with what the State caches about it.
 type wecEntry struct {
 	WEC
-	current bool  // has applied the current WDS generation (and its status observed it, when known)
-	vals    []fv  // one per field of the plan
-	extra   bool  // has fields the plan does not list
+	current bool // has applied the current WDS generation (and its status observed it, when known)
+	vals    []fv // one per field of the plan
+	extra   bool // has fields the plan does not list
 	rank    float64
 	rankErr error
 	input   ast.Value // full mode: the WEC as an AST value, converted once
@@ -165,10 +165,10 @@ func wecDoc(w WEC) map[string]any {
 
 // isCurrent is SPEC §5's currency of one WEC: the WorkStatus says the WDS generation gen (or a
 // later one) reached the WEC and was applied there, and — when the WEC copy's own generation is
-// known — the reported status has observed it. Without statusDetails a WEC is not known to be
-// current.
+// known — the reported status has observed it. A WEC without statusDetails, or that has reported
+// nothing, is not known to be current.
 func isCurrent(d *controlv1alpha1.StatusDetails, status map[string]any, gen int64) bool {
-	if d == nil || d.LastGeneration < gen || !d.LastGenerationIsApplied {
+	if status == nil || d == nil || d.LastGeneration < gen || !d.LastGenerationIsApplied {
 		return false
 	}
 	if d.WECGeneration != nil {

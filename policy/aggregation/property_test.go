@@ -1,0 +1,490 @@
+package aggregation
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/policy/health"
+)
+
+// The property test: for every kind with a built-in module, over many generated multi-WEC cases
+// (rollouts in progress, surges, failures, missing conditions, unreported WECs, lagging
+// generations), Argo CD's health of the aggregate equals the worst of Argo CD's health of each WEC,
+// and the one-WEC copy has the health of that WEC.
+//
+// STATUSFOLD_PROPERTY_CASES sets the number of cases per kind (default 1000);
+// STATUSFOLD_PROPERTY_SEED the random seed (default 1).
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// genCase is one generated case: the WDS object and the WECs.
+type genCase struct {
+	obj  map[string]any
+	wecs []WEC
+}
+
+// gen generates the kind-specific parts: the object's spec, and one WEC's status (nil = nothing
+// reported). wecGen is the WEC copy's generation; obs the generation its status observed.
+type generator struct {
+	spec   func(r *rand.Rand) map[string]any
+	status func(r *rand.Rand, spec map[string]any, obs int64) map[string]any
+}
+
+func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }
+
+func ts(r *rand.Rand) string {
+	return fmt.Sprintf("2025-11-%02dT%02d:%02d:00Z", 1+r.IntN(28), r.IntN(24), r.IntN(60))
+}
+
+func condition(r *rand.Rand, typ, status, reason string) map[string]any {
+	return map[string]any{"type": typ, "status": status, "reason": reason, "message": typ + " " + reason, "lastTransitionTime": ts(r)}
+}
+
+// putCount sets a count, leaving zero out half the time as the API's omitempty does.
+func putCount(r *rand.Rand, m map[string]any, k string, v int64) {
+	if v != 0 || r.IntN(2) == 0 {
+		m[k] = v
+	}
+}
+
+func specReplicas(spec map[string]any) int64 { return spec["replicas"].(int64) }
+
+var generators = map[schema.GroupKind]generator{
+	{Group: "apps", Kind: "Deployment"}: {
+		spec: func(r *rand.Rand) map[string]any {
+			s := map[string]any{"replicas": int64(1 + r.IntN(5))}
+			if r.IntN(10) == 0 {
+				s["paused"] = true
+			}
+			return s
+		},
+		status: func(r *rand.Rand, spec map[string]any, obs int64) map[string]any {
+			want := specReplicas(spec)
+			st := map[string]any{"observedGeneration": obs}
+			var upd, total, avail int64
+			switch r.IntN(3) {
+			case 0: // complete
+				upd, total, avail = want, want, want
+			default: // rolling: new RS up to the target, old pods besides, surge of up to 2
+				upd = r.Int64N(want + 1)
+				total = upd + r.Int64N(want-upd+3)
+				avail = r.Int64N(total + 1)
+			}
+			putCount(r, st, "replicas", total)
+			putCount(r, st, "updatedReplicas", upd)
+			putCount(r, st, "availableReplicas", avail)
+			putCount(r, st, "readyReplicas", avail)
+			putCount(r, st, "unavailableReplicas", max(total-avail, 0))
+			var conds []any
+			if r.IntN(5) > 0 {
+				switch r.IntN(4) {
+				case 0:
+					conds = append(conds, condition(r, "Progressing", "False", "ProgressDeadlineExceeded"))
+				case 1:
+					conds = append(conds, condition(r, "Progressing", "True", "ReplicaSetUpdated"))
+				default:
+					conds = append(conds, condition(r, "Progressing", "True", "NewReplicaSetAvailable"))
+				}
+			}
+			if r.IntN(4) > 0 {
+				conds = append(conds, condition(r, "Available", pick(r, "True", "False"), "MinimumReplicas"))
+			}
+			if r.IntN(8) == 0 {
+				conds = append(conds, condition(r, "ReplicaFailure", "True", "FailedCreate"))
+			}
+			r.Shuffle(len(conds), func(i, j int) { conds[i], conds[j] = conds[j], conds[i] })
+			if conds != nil {
+				st["conditions"] = conds
+			}
+			return st
+		},
+	},
+	{Group: "apps", Kind: "ReplicaSet"}: {
+		spec: func(r *rand.Rand) map[string]any { return map[string]any{"replicas": int64(1 + r.IntN(5))} },
+		status: func(r *rand.Rand, spec map[string]any, obs int64) map[string]any {
+			want := specReplicas(spec)
+			st := map[string]any{"observedGeneration": obs}
+			total := r.Int64N(want + 2)
+			putCount(r, st, "replicas", total)
+			avail := r.Int64N(total + 1)
+			putCount(r, st, "availableReplicas", avail)
+			putCount(r, st, "readyReplicas", avail)
+			putCount(r, st, "fullyLabeledReplicas", total)
+			switch r.IntN(4) {
+			case 0:
+				st["conditions"] = []any{condition(r, "ReplicaFailure", "True", "FailedCreate")}
+			case 1:
+				st["conditions"] = []any{condition(r, "ReplicaFailure", "False", "")}
+			}
+			return st
+		},
+	},
+	{Group: "apps", Kind: "StatefulSet"}: {
+		spec: func(r *rand.Rand) map[string]any {
+			n := int64(1 + r.IntN(5))
+			s := map[string]any{"replicas": n}
+			switch r.IntN(4) {
+			case 0:
+				s["updateStrategy"] = map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"partition": r.Int64N(n + 1)}}
+			case 1:
+				s["updateStrategy"] = map[string]any{"type": "OnDelete"}
+			case 2:
+				s["updateStrategy"] = map[string]any{"type": "RollingUpdate"}
+			}
+			return s
+		},
+		status: func(r *rand.Rand, spec map[string]any, obs int64) map[string]any {
+			want := specReplicas(spec)
+			st := map[string]any{"observedGeneration": obs}
+			putCount(r, st, "replicas", want+r.Int64N(2))
+			putCount(r, st, "readyReplicas", r.Int64N(want+1))
+			putCount(r, st, "availableReplicas", r.Int64N(want+1))
+			putCount(r, st, "updatedReplicas", r.Int64N(want+1))
+			putCount(r, st, "currentReplicas", r.Int64N(want+1))
+			h := fmt.Sprintf("web-%x", r.Uint32())
+			st["currentRevision"] = h
+			st["updateRevision"] = h
+			if r.IntN(2) == 0 {
+				st["updateRevision"] = fmt.Sprintf("web-%x", r.Uint32())
+			}
+			return st
+		},
+	},
+	{Group: "apps", Kind: "DaemonSet"}: {
+		spec: func(r *rand.Rand) map[string]any {
+			if r.IntN(4) == 0 {
+				return map[string]any{"updateStrategy": map[string]any{"type": "OnDelete"}}
+			}
+			return map[string]any{"updateStrategy": map[string]any{"type": "RollingUpdate"}}
+		},
+		status: func(r *rand.Rand, _ map[string]any, obs int64) map[string]any {
+			desired := r.Int64N(6) // each WEC has its own number of eligible nodes
+			st := map[string]any{"observedGeneration": obs}
+			putCount(r, st, "desiredNumberScheduled", desired)
+			putCount(r, st, "currentNumberScheduled", desired)
+			putCount(r, st, "updatedNumberScheduled", r.Int64N(desired+2))
+			avail := r.Int64N(desired + 2)
+			putCount(r, st, "numberAvailable", avail)
+			putCount(r, st, "numberReady", avail)
+			putCount(r, st, "numberUnavailable", max(desired-avail, 0))
+			putCount(r, st, "numberMisscheduled", r.Int64N(2))
+			return st
+		},
+	},
+	{Group: "batch", Kind: "Job"}: {
+		spec: func(r *rand.Rand) map[string]any { return map[string]any{"completions": int64(1 + r.IntN(3))} },
+		status: func(r *rand.Rand, _ map[string]any, _ int64) map[string]any {
+			st := map[string]any{"startTime": ts(r)}
+			switch r.IntN(4) {
+			case 0: // running
+				putCount(r, st, "active", int64(1+r.IntN(3)))
+			case 1:
+				putCount(r, st, "succeeded", int64(1+r.IntN(3)))
+				st["completionTime"] = ts(r)
+				st["conditions"] = []any{condition(r, "SuccessCriteriaMet", "True", "CompletionsReached"), condition(r, "Complete", "True", "CompletionsReached")}
+			case 2:
+				putCount(r, st, "failed", int64(1+r.IntN(3)))
+				st["conditions"] = []any{condition(r, "FailureTarget", "True", "BackoffLimitExceeded"), condition(r, "Failed", "True", "BackoffLimitExceeded")}
+			case 3:
+				st["conditions"] = []any{condition(r, "Suspended", pick(r, "True", "False"), "JobSuspended")}
+			}
+			return st
+		},
+	},
+	{Group: "", Kind: "Pod"}: {
+		spec: func(r *rand.Rand) map[string]any {
+			return map[string]any{"restartPolicy": pick(r, "Always", "Always", "OnFailure", "Never")}
+		},
+		status: func(r *rand.Rand, _ map[string]any, _ int64) map[string]any {
+			st := map[string]any{"phase": pick(r, "Pending", "Running", "Running", "Succeeded", "Failed", "")}
+			if r.IntN(3) == 0 {
+				st["message"] = "node pressure"
+			}
+			cs := map[string]any{"name": "app", "ready": r.IntN(2) == 0, "restartCount": r.Int64N(3)}
+			switch r.IntN(5) {
+			case 0:
+				cs["state"] = map[string]any{"waiting": map[string]any{"reason": pick(r, "CrashLoopBackOff", "ErrImagePull", "CreateContainerConfigError", "ContainerCreating"), "message": "waiting"}}
+			case 1:
+				cs["state"] = map[string]any{"running": map[string]any{"startedAt": ts(r)}}
+				cs["lastState"] = map[string]any{"terminated": map[string]any{"exitCode": int64(1), "reason": "Error"}}
+			default:
+				cs["state"] = map[string]any{"running": map[string]any{"startedAt": ts(r)}}
+			}
+			st["containerStatuses"] = []any{cs}
+			if r.IntN(3) > 0 {
+				st["conditions"] = []any{condition(r, "Ready", pick(r, "True", "False"), "")}
+			}
+			return st
+		},
+	},
+	{Group: "", Kind: "PersistentVolumeClaim"}: {
+		spec: func(r *rand.Rand) map[string]any { return map[string]any{"accessModes": []any{"ReadWriteOnce"}} },
+		status: func(r *rand.Rand, _ map[string]any, _ int64) map[string]any {
+			st := map[string]any{}
+			if p := pick(r, "Bound", "Bound", "Pending", "Lost", "", "Resizing"); p != "" {
+				st["phase"] = p
+			}
+			return st
+		},
+	},
+	{Group: "", Kind: "Service"}: {
+		spec: func(r *rand.Rand) map[string]any {
+			return map[string]any{"type": pick(r, "LoadBalancer", "LoadBalancer", "ClusterIP", "NodePort")}
+		},
+		status: lbStatus,
+	},
+	{Group: "networking.k8s.io", Kind: "Ingress"}: {
+		spec:   func(r *rand.Rand) map[string]any { return map[string]any{"ingressClassName": "nginx"} },
+		status: lbStatus,
+	},
+	{Group: "apiregistration.k8s.io", Kind: "APIService"}: {
+		spec: func(r *rand.Rand) map[string]any { return map[string]any{"group": "metrics.k8s.io", "version": "v1beta1"} },
+		status: func(r *rand.Rand, _ map[string]any, _ int64) map[string]any {
+			if r.IntN(4) == 0 {
+				return map[string]any{}
+			}
+			return map[string]any{"conditions": []any{condition(r, "Available", pick(r, "True", "True", "False", "Unknown"), "Passed")}}
+		},
+	},
+	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}: {
+		spec: func(r *rand.Rand) map[string]any { return map[string]any{"minReplicas": int64(1), "maxReplicas": int64(5)} },
+		status: func(r *rand.Rand, _ map[string]any, obs int64) map[string]any {
+			pool := [][2]string{
+				{"AbleToScale", "SucceededRescale"}, {"AbleToScale", "ReadyForNewScale"}, {"AbleToScale", "FailedGetScale"},
+				{"ScalingActive", "ValidMetricFound"}, {"ScalingActive", "FailedGetResourceMetric"}, {"ScalingActive", "InvalidSelector"},
+				{"ScalingLimited", "DesiredWithinRange"}, {"ScalingLimited", "TooManyReplicas"}, {"ScalingLimited", "ScaleDownStabilized"},
+			}
+			st := map[string]any{"observedGeneration": obs, "currentReplicas": r.Int64N(5), "desiredReplicas": r.Int64N(5)}
+			var conds []any
+			for _, i := range r.Perm(len(pool))[:r.IntN(4)] {
+				conds = append(conds, condition(r, pool[i][0], pick(r, "True", "False"), pool[i][1]))
+			}
+			if conds != nil {
+				st["conditions"] = conds
+			}
+			return st
+		},
+	},
+}
+
+func lbStatus(r *rand.Rand, _ map[string]any, _ int64) map[string]any {
+	var ing []any
+	for range r.IntN(3) {
+		ing = append(ing, map[string]any{"ip": fmt.Sprintf("10.0.%d.%d", r.IntN(3), r.IntN(3))})
+	}
+	lb := map[string]any{}
+	if ing != nil {
+		lb["ingress"] = ing
+	}
+	return map[string]any{"loadBalancer": lb}
+}
+
+// genWECs generates n WECs for an object at generation gen: lagging ones, unapplied ones,
+// unreported ones, with and without the WEC copy's generation. In a calm case every WEC is current
+// and most are healthy, so that one WEC's trouble must show through healthy ones.
+func genWECs(t *testing.T, r *rand.Rand, gk schema.GroupKind, g generator, obj map[string]any, gen int64, n int) []WEC {
+	spec := obj["spec"].(map[string]any)
+	if r.IntN(2) == 0 {
+		return genCalmWECs(t, r, gk, g, obj, gen, n)
+	}
+	wecs := make([]WEC, n)
+	for i := range wecs {
+		w := WEC{Name: fmt.Sprintf("wec%02d", i)}
+		d := &controlv1alpha1.StatusDetails{LastGeneration: gen, LastGenerationIsApplied: true}
+		switch r.IntN(8) {
+		case 0:
+			d.LastGeneration = gen - 1 - r.Int64N(gen) // lagging (may be 0: nothing propagated yet)
+		case 1:
+			d.LastGenerationIsApplied = false
+		}
+		wecGen := 1 + r.Int64N(4)
+		obs := wecGen
+		if r.IntN(6) == 0 {
+			obs = wecGen - 1 // the WEC's controller has not observed its copy's latest generation
+		}
+		if r.IntN(3) > 0 {
+			d.WECGeneration = &wecGen
+		}
+		if r.IntN(12) > 0 {
+			w.Details = d
+		}
+		if r.IntN(10) > 0 {
+			w.Status = g.status(r, spec, obs)
+		}
+		wecs[i] = w
+	}
+	return wecs
+}
+
+func genCalmWECs(t *testing.T, r *rand.Rand, gk schema.GroupKind, g generator, obj map[string]any, gen int64, n int) []WEC {
+	spec := obj["spec"].(map[string]any)
+	wecs := make([]WEC, n)
+	for i := range wecs {
+		wecGen := 1 + r.Int64N(4)
+		w := WEC{Name: fmt.Sprintf("wec%02d", i), Details: &controlv1alpha1.StatusDetails{LastGeneration: gen, LastGenerationIsApplied: true, WECGeneration: &wecGen}}
+		w.Status = g.status(r, spec, wecGen)
+		for try := 0; try < 30 && r.IntN(10) < 7 && healthOf(t, gk, wecObject(obj, w, gen)) != health.Healthy; try++ {
+			w.Status = g.status(r, spec, wecGen)
+		}
+		wecs[i] = w
+	}
+	return wecs
+}
+
+// current restates SPEC §5's rule for the oracle.
+func current(w WEC, gen int64) bool {
+	d := w.Details
+	if w.Status == nil || d == nil || d.LastGeneration < gen || !d.LastGenerationIsApplied {
+		return false
+	}
+	if d.WECGeneration == nil {
+		return true
+	}
+	obs, ok := w.Status["observedGeneration"].(int64)
+	return ok && obs >= *d.WECGeneration
+}
+
+// wecObject is the WEC's object as Argo CD would judge it against the WDS object: the WDS spec and
+// generation, the WEC's status, its observedGeneration expressed in WDS generations.
+func wecObject(obj map[string]any, w WEC, gen int64) map[string]any {
+	o := runtime.DeepCopyJSON(obj)
+	if w.Status != nil {
+		st := runtime.DeepCopyJSON(w.Status)
+		if _, has := st["observedGeneration"]; has {
+			if current(w, gen) {
+				st["observedGeneration"] = gen
+			} else {
+				st["observedGeneration"] = gen - 1
+			}
+		}
+		o["status"] = st
+	}
+	return o
+}
+
+func healthOf(t *testing.T, gk schema.GroupKind, obj map[string]any) health.Status {
+	t.Helper()
+	r, ok, err := health.Of(gk, obj)
+	if !ok || err != nil {
+		t.Fatalf("health.Of(%s): ok=%v err=%v", gk, ok, err)
+	}
+	return r.Status
+}
+
+// gatedOnGeneration are the kinds whose Argo CD check returns Progressing for a stale
+// observedGeneration before it looks for Degraded: a lagging WEC hides another WEC's Degraded
+// until it catches up (SPEC §5's observedGeneration rule; docs/aggregation.md).
+var gatedOnGeneration = map[schema.GroupKind]bool{
+	{Group: "apps", Kind: "Deployment"}: true,
+	{Group: "apps", Kind: "ReplicaSet"}: true,
+}
+
+func TestPropertyWorstHealth(t *testing.T) {
+	e, err := NewEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := envInt("STATUSFOLD_PROPERTY_CASES", 1000)
+	seed := uint64(envInt("STATUSFOLD_PROPERTY_SEED", 1))
+	for _, b := range Builtins {
+		gk := b.GroupKind
+		g, ok := generators[gk]
+		if !ok {
+			t.Fatalf("no generator for %s", gk)
+		}
+		t.Run(gk.Kind, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, uint64(len(gk.Kind))))
+			hist := map[health.Status]int{}
+			for c := range cases {
+				gen := 1 + r.Int64N(5)
+				spec := g.spec(r)
+				obj := map[string]any{
+					"apiVersion": gvFor(gk), "kind": gk.Kind,
+					"metadata": map[string]any{"name": "w", "namespace": "ns", "generation": gen},
+					"spec":     spec,
+				}
+				wecs := genWECs(t, r, gk, g, obj, gen, 2+r.IntN(4))
+
+				// One WEC: the copy has that WEC's health.
+				for _, w := range wecs {
+					got, err := e.Returned(gk, obj, []WEC{w})
+					if err != nil {
+						t.Fatalf("case %d: copy: %v", c, err)
+					}
+					want := healthOf(t, gk, wecObject(obj, w, gen))
+					if h := healthOf(t, gk, withStatus(obj, got)); h != want {
+						t.Fatalf("case %d (seed %d): copy of WEC %s has health %s, the WEC %s\nobject: %v\nWEC: %+v %+v\ncopy: %v", c, seed, w.Name, h, want, obj, w.Status, w.Details, got)
+					}
+				}
+
+				// Several WECs: the aggregate has the worst health.
+				var hs []health.Status
+				anyLag := false
+				for _, w := range wecs {
+					hs = append(hs, healthOf(t, gk, wecObject(obj, w, gen)))
+					anyLag = anyLag || !current(w, gen)
+				}
+				want := health.Worst(hs...)
+				got, err := e.Returned(gk, obj, wecs)
+				if err != nil {
+					t.Fatalf("case %d: aggregate: %v", c, err)
+				}
+				if gatedOnGeneration[gk] && anyLag && want == health.Degraded && got != nil && got["observedGeneration"] != nil {
+					want = health.Progressing
+				}
+				hist[want]++
+				if h := healthOf(t, gk, withStatus(obj, got)); h != want {
+					t.Fatalf("case %d (seed %d): aggregate health %s, want worst %s of %v\nobject: %v\nWECs: %s\naggregate: %v", c, seed, h, want, hs, obj, dumpWECs(wecs), got)
+				}
+			}
+			t.Logf("%d cases; expected health histogram %v", cases, hist)
+		})
+	}
+}
+
+func gvFor(gk schema.GroupKind) string {
+	switch gk.Group {
+	case "":
+		return "v1"
+	case "autoscaling":
+		return "autoscaling/v2"
+	}
+	return gk.Group + "/v1"
+}
+
+func withStatus(obj, status map[string]any) map[string]any {
+	o := runtime.DeepCopyJSON(obj)
+	if status != nil {
+		o["status"] = runtime.DeepCopyJSONValue(jsonCompatible(status))
+	}
+	return o
+}
+
+func dumpWECs(wecs []WEC) string {
+	s := ""
+	for _, w := range wecs {
+		s += fmt.Sprintf("\n  %s status=%v details=", w.Name, w.Status)
+		if w.Details != nil {
+			s += fmt.Sprintf("{last:%d applied:%v", w.Details.LastGeneration, w.Details.LastGenerationIsApplied)
+			if w.Details.WECGeneration != nil {
+				s += fmt.Sprintf(" wecGen:%d", *w.Details.WECGeneration)
+			}
+			s += "}"
+		} else {
+			s += "nil"
+		}
+	}
+	return s
+}
