@@ -1,0 +1,329 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"github.com/go-logr/logr/testr"
+	"os"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/statusfold/statusfold/aggregator"
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/test/framework"
+)
+
+const wdsName = "wds1"
+
+// waitTimeout bounds every wait for the controller to converge.
+const waitTimeout = 30 * time.Second
+
+// startManager runs statusfold's reconciler in-process against cp until the returned stop
+// function is called (or the test ends).
+func startManager(t *testing.T, cp *framework.ControlPlane, opts aggregator.Options) (stop func()) {
+	t.Helper()
+	if opts.WDSName == "" {
+		opts.WDSName = wdsName
+	}
+	if opts.CoalesceDelay == 0 {
+		opts.CoalesceDelay = 20 * time.Millisecond
+	}
+	if os.Getenv("STATUSFOLD_TEST_LOG") != "" {
+		log.SetLogger(testr.New(t))
+	}
+	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
+		Scheme:                 cp.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := aggregator.Setup(mgr, opts); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// eventually retries check until it returns nil, failing the test with its last error after
+// waitTimeout.
+func eventually(t *testing.T, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = check(); err == nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s: not reached within %s: %v", what, waitTimeout, err)
+}
+
+// --- inventory and WECs ---
+
+// addCluster creates a WEC's inventory object (ManagedCluster) and mailbox namespace.
+func addCluster(t *testing.T, c client.Client, name string, labels map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	if err := c.Create(ctx, mc); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	ensureNamespace(t, c, name)
+}
+
+func setClusterLabels(t *testing.T, c client.Client, name string, labels map[string]string) {
+	t.Helper()
+	var mc clusterv1.ManagedCluster
+	if err := c.Get(context.Background(), client.ObjectKey{Name: name}, &mc); err != nil {
+		t.Fatal(err)
+	}
+	mc.Labels = labels
+	if err := c.Update(context.Background(), &mc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ensureNamespace(t *testing.T, c client.Client, name string) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := c.Create(context.Background(), ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+// report simulates a WEC reporting the state of obj: it creates or updates the WorkStatus in the
+// WEC's mailbox namespace (status through the status subresource, as the agent does). A nil
+// status means the WEC has reported nothing.
+func report(t *testing.T, c client.Client, wec string, ref controlv1alpha1.SourceRef, status map[string]any, details controlv1alpha1.StatusDetails) {
+	t.Helper()
+	ctx := context.Background()
+	name := fmt.Sprintf("%s-%s-%s", ref.Resource, ref.Namespace, ref.Name)
+	var ws controlv1alpha1.WorkStatus
+	err := c.Get(ctx, client.ObjectKey{Namespace: wec, Name: name}, &ws)
+	switch {
+	case apierrors.IsNotFound(err):
+		ws = controlv1alpha1.WorkStatus{
+			ObjectMeta:    metav1.ObjectMeta{Namespace: wec, Name: name, Labels: map[string]string{controlv1alpha1.LabelOriginWDSName: wdsName}},
+			Spec:          controlv1alpha1.WorkStatusSpec{SourceRef: ref},
+			StatusDetails: details,
+		}
+		if err := c.Create(ctx, &ws); err != nil {
+			t.Fatal(err)
+		}
+	case err != nil:
+		t.Fatal(err)
+	default:
+		ws.StatusDetails = details
+		if err := c.Update(ctx, &ws); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw := []byte("null")
+	if status != nil {
+		if raw, err = json.Marshal(status); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws.Status = controlv1alpha1.RawStatus{RawExtension: runtime.RawExtension{Raw: raw}}
+	if err := c.Status().Update(ctx, &ws); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func deleteReport(t *testing.T, c client.Client, wec string, ref controlv1alpha1.SourceRef) {
+	t.Helper()
+	ws := &controlv1alpha1.WorkStatus{ObjectMeta: metav1.ObjectMeta{Namespace: wec, Name: fmt.Sprintf("%s-%s-%s", ref.Resource, ref.Namespace, ref.Name)}}
+	if err := c.Delete(context.Background(), ws); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+}
+
+// applied is the StatusDetails of a WEC that applied generation gen.
+func applied(gen int64) controlv1alpha1.StatusDetails {
+	return controlv1alpha1.StatusDetails{LastGeneration: gen, LastGenerationIsApplied: true, LastCurrencyUpdateTime: metav1.Now()}
+}
+
+// --- workload objects ---
+
+func deployment(t *testing.T, c client.Client, ns, name string, replicas int32, labels map[string]string) *appsv1.Deployment {
+	t.Helper()
+	ensureNamespace(t, c, ns)
+	sel := map[string]string{"app": name}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: sel},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: sel},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+			},
+		},
+	}
+	if err := c.Create(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func deploymentRef(d *appsv1.Deployment) controlv1alpha1.SourceRef {
+	return controlv1alpha1.SourceRef{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespace: d.Namespace, Name: d.Name}
+}
+
+// deploymentStatus is a WEC's reported Deployment status.
+func deploymentStatus(replicas, ready int64, gen int64) map[string]any {
+	return map[string]any{
+		"observedGeneration": gen, "replicas": replicas, "readyReplicas": ready, "availableReplicas": ready,
+		"updatedReplicas": replicas,
+	}
+}
+
+// getObject reads an object as unstructured, straight from the apiserver.
+func getObject(c client.Client, gvkObj client.Object, ns, name string) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	gvk, err := c.GroupVersionKindFor(gvkObj)
+	if err != nil {
+		return nil, err
+	}
+	u.SetGroupVersionKind(gvk)
+	return u, c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u)
+}
+
+// --- policies and collectors ---
+
+type policyOpt func(*controlv1alpha1.BindingPolicy)
+
+// policy builds a BindingPolicy selecting the clusters named (by their "name" label).
+func policy(name string, clusters []string, opts ...policyOpt) *controlv1alpha1.BindingPolicy {
+	bp := &controlv1alpha1.BindingPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	bp.Spec.ClusterSelectors = []metav1.LabelSelector{{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: "name", Operator: metav1.LabelSelectorOpIn, Values: clusters}}}}
+	for _, o := range opts {
+		o(bp)
+	}
+	return bp
+}
+
+// clause adds a downsync clause for objects of group/resource in ns named names.
+func clause(group, resource, ns string, names []string, mods ...func(*controlv1alpha1.DownsyncPolicyClause)) policyOpt {
+	return func(bp *controlv1alpha1.BindingPolicy) {
+		c := controlv1alpha1.DownsyncPolicyClause{}
+		c.APIGroup = &group
+		c.Resources = []string{resource}
+		if ns != "" {
+			c.Namespaces = []string{ns}
+		}
+		c.ObjectNames = names
+		for _, m := range mods {
+			m(&c)
+		}
+		bp.Spec.Downsync = append(bp.Spec.Downsync, c)
+	}
+}
+
+func singleton(c *controlv1alpha1.DownsyncPolicyClause) { c.WantSingletonReportedState = true }
+func multi(c *controlv1alpha1.DownsyncPolicyClause)     { c.WantMultiWECReportedState = true }
+func collectors(names ...string) func(*controlv1alpha1.DownsyncPolicyClause) {
+	return func(c *controlv1alpha1.DownsyncPolicyClause) { c.StatusCollectors = names }
+}
+
+func create(t *testing.T, c client.Client, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := c.Create(context.Background(), o); err != nil {
+			t.Fatalf("create %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+// updatePolicy re-reads the policy, applies mutate and updates it.
+func updatePolicy(t *testing.T, c client.Client, name string, mutate func(*controlv1alpha1.BindingPolicy)) {
+	t.Helper()
+	var bp controlv1alpha1.BindingPolicy
+	if err := c.Get(context.Background(), client.ObjectKey{Name: name}, &bp); err != nil {
+		t.Fatal(err)
+	}
+	mutate(&bp)
+	if err := c.Update(context.Background(), &bp); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func expr(s string) *controlv1alpha1.Expression { e := controlv1alpha1.Expression(s); return &e }
+
+// combinedStatus reads the CombinedStatus of (obj, policy) from the apiserver.
+func combinedStatus(c client.Client, obj client.Object, policyName, ns string) (*controlv1alpha1.CombinedStatus, error) {
+	var bp controlv1alpha1.BindingPolicy
+	if err := c.Get(context.Background(), client.ObjectKey{Name: policyName}, &bp); err != nil {
+		return nil, err
+	}
+	var cs controlv1alpha1.CombinedStatus
+	err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: string(obj.GetUID()) + "." + string(bp.UID)}, &cs)
+	return &cs, err
+}
+
+// result returns the named result of cs.
+func result(cs *controlv1alpha1.CombinedStatus, name string) (*controlv1alpha1.NamedStatusCombination, error) {
+	for i := range cs.Results {
+		if cs.Results[i].Name == name {
+			return &cs.Results[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no result %q in %s (has %d results)", name, cs.Name, len(cs.Results))
+}
+
+// cells renders a result's rows as strings (numbers as their decimal text, strings as is, null
+// as "null"), for compact expectations.
+func cells(r *controlv1alpha1.NamedStatusCombination) [][]string {
+	var out [][]string
+	for _, row := range r.Rows {
+		var cols []string
+		for _, v := range row.Columns {
+			switch {
+			case v.String != nil:
+				cols = append(cols, *v.String)
+			case v.Number != nil:
+				cols = append(cols, *v.Number)
+			case v.Bool != nil:
+				cols = append(cols, fmt.Sprint(*v.Bool))
+			case v.Type == controlv1alpha1.TypeNull:
+				cols = append(cols, "null")
+			default:
+				b, _ := json.Marshal(v)
+				cols = append(cols, string(b))
+			}
+		}
+		out = append(out, cols)
+	}
+	return out
+}
