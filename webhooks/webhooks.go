@@ -3,10 +3,13 @@ package webhooks
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	"k8s.io/client-go/discovery"
@@ -15,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
+	"github.com/statusfold/statusfold/certs"
 	"github.com/statusfold/statusfold/webhooks/check"
 )
 
@@ -26,6 +31,7 @@ const (
 	PathMutateStatusCollector     = "/mutate-control-kubestellar-io-v1alpha1-statuscollector"
 	PathValidateContentClassifier = "/validate-control-kubestellar-io-v1alpha1-contentclassifier"
 	PathValidateBindingPolicy     = "/validate-control-kubestellar-io-v1alpha1-bindingpolicy"
+	PathValidateAggregationPolicy = "/validate-policy-statusfold-dev-v1alpha1-aggregationpolicy"
 )
 
 // DefaultSchemaTTL is how long OpenAPI schemas are reused before they are fetched again.
@@ -40,15 +46,52 @@ type Options struct {
 	// Collectors overrides where BindingPolicy checks find StatusCollectors; nil means the
 	// manager's client (its cache).
 	Collectors check.CollectorGetter
+	// BuiltinCerts, when set, makes Setup create the serving certificate with a certs.Rotator
+	// (built-in CA, Secret, caBundle injection, rotation) and add the rotator to the manager.
+	// Its CertDir must be the webhook server's cert dir (webhook.Options.CertDir; "" means
+	// controller-runtime's default), where controller-runtime's certificate watcher picks up
+	// each rotation; webhook configurations default to ours. Leave it nil with cert-manager
+	// (config/certmanager), or when the server's TLSOpts already use a Rotator.
+	BuiltinCerts *certs.Options
 }
 
-// Setup registers the webhooks with mgr's webhook server.
+// Setup registers the webhooks with mgr's webhook server (and, with BuiltinCerts, provides the
+// server's certificate). It returns after the first certificate check, so call it before
+// mgr.Start.
 func Setup(mgr ctrl.Manager, opts Options) error {
+	if opts.BuiltinCerts != nil {
+		if _, err := SetupBuiltinCerts(mgr, *opts.BuiltinCerts); err != nil {
+			return err
+		}
+	}
 	c, err := NewChecker(mgr, opts)
 	if err != nil {
 		return err
 	}
 	return Register(mgr, c)
+}
+
+// SetupBuiltinCerts creates a certs.Rotator that writes into the webhook server's cert dir and
+// injects the CA bundle into statusfold's webhook configurations, and adds it to mgr.
+func SetupBuiltinCerts(mgr ctrl.Manager, opts certs.Options) (*certs.Rotator, error) {
+	if opts.CertDir == "" {
+		opts.CertDir = filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs")
+	}
+	if len(opts.ValidatingWebhookConfigurations) == 0 && len(opts.MutatingWebhookConfigurations) == 0 {
+		opts.ValidatingWebhookConfigurations = []string{ValidatingConfigurationName}
+		opts.MutatingWebhookConfigurations = []string{MutatingConfigurationName}
+	}
+	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rot, err := certs.New(ctx, direct, opts)
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: certificates: %w", err)
+	}
+	return rot, mgr.Add(rot)
 }
 
 // NewChecker builds the Checker that Setup uses, with lookups backed by mgr.
@@ -83,8 +126,12 @@ func Register(mgr ctrl.Manager, c *check.Checker) error {
 		WithValidator(NewContentClassifierValidator(c)).Complete(); err != nil {
 		return err
 	}
-	return ctrl.NewWebhookManagedBy(mgr, &controlv1alpha1.BindingPolicy{}).
-		WithValidator(NewBindingPolicyValidator(c)).Complete()
+	if err := ctrl.NewWebhookManagedBy(mgr, &controlv1alpha1.BindingPolicy{}).
+		WithValidator(NewBindingPolicyValidator(c)).Complete(); err != nil {
+		return err
+	}
+	return ctrl.NewWebhookManagedBy(mgr, &policyv1alpha1.AggregationPolicy{}).
+		WithValidator(NewAggregationPolicyValidator(c)).Complete()
 }
 
 // ClientCollectors finds StatusCollectors with a controller-runtime client.
@@ -103,6 +150,7 @@ func ClientCollectors(c client.Reader) check.CollectorGetter {
 // field error) when the check finds errors; warnings always reach the client.
 type Validator[T client.Object] struct {
 	kind  string
+	gv    schema.GroupVersion // zero: control.kubestellar.io/v1alpha1
 	check func(context.Context, T) (field.ErrorList, []string)
 	spec  func(T) any
 }
@@ -131,6 +179,16 @@ func NewBindingPolicyValidator(c *check.Checker) *Validator[*controlv1alpha1.Bin
 		spec: func(bp *controlv1alpha1.BindingPolicy) any { return bp.Spec }}
 }
 
+// NewAggregationPolicyValidator rejects aggregation policies whose Rego does not compile, lacks
+// the required rule, or fails its examples.
+func NewAggregationPolicyValidator(c *check.Checker) *Validator[*policyv1alpha1.AggregationPolicy] {
+	return &Validator[*policyv1alpha1.AggregationPolicy]{kind: "AggregationPolicy", gv: policyv1alpha1.GroupVersion,
+		check: func(_ context.Context, p *policyv1alpha1.AggregationPolicy) (field.ErrorList, []string) {
+			return c.AggregationPolicy(p)
+		},
+		spec: func(p *policyv1alpha1.AggregationPolicy) any { return p.Spec }}
+}
+
 var _ admission.Validator[*controlv1alpha1.StatusCollector] = (*Validator[*controlv1alpha1.StatusCollector])(nil)
 
 // ValidateCreate runs the check.
@@ -157,7 +215,11 @@ func (v *Validator[T]) verdict(obj T, errs field.ErrorList, warnings []string) (
 	if len(errs) == 0 {
 		return warnings, nil
 	}
-	return warnings, apierrors.NewInvalid(controlv1alpha1.GroupVersion.WithKind(v.kind).GroupKind(), obj.GetName(), errs)
+	gv := v.gv
+	if gv.Empty() {
+		gv = controlv1alpha1.GroupVersion
+	}
+	return warnings, apierrors.NewInvalid(gv.WithKind(v.kind).GroupKind(), obj.GetName(), errs)
 }
 
 // StatusCollectorDefaulter is the defaulting webhook of StatusCollector.

@@ -17,6 +17,8 @@ import (
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/api/control/v1alpha1/validation"
+	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
+	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/classifier"
 	"github.com/statusfold/statusfold/policy/collector"
 )
@@ -90,6 +92,12 @@ func New(opts Options) (*Checker, error) {
 func (c *Checker) StatusCollector(sc *controlv1alpha1.StatusCollector) (field.ErrorList, []string) {
 	_, errs, warnings := c.compiler.Compile(sc)
 	return errs, warnings
+}
+
+// AggregationPolicy returns the errors of an aggregation policy: its Rego module compiled in
+// the sandbox, the required rule, and its examples run (policy/aggregation.ValidatePolicy).
+func (c *Checker) AggregationPolicy(p *policyv1alpha1.AggregationPolicy) (field.ErrorList, []string) {
+	return aggregation.ValidatePolicy(p), nil
 }
 
 // ContentClassifier returns the errors of SPEC §6 and warnings for a resource that is not served
