@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -69,11 +70,16 @@ func (es compileErrors) Error() string {
 
 func fromASTErrors(errs ast.Errors) compileErrors {
 	out := make(compileErrors, 0, len(errs))
+	seen := map[[2]int]bool{}
 	for _, e := range errs {
 		ce := compileError{Msg: e.Code + ": " + e.Message}
 		if e.Location != nil {
 			ce.Row, ce.Col = e.Location.Row, e.Location.Col
 		}
+		if e.Code == ast.ParseErr && seen[[2]int{ce.Row, ce.Col}] {
+			continue // the parser reports some problems twice, the second time with a hint
+		}
+		seen[[2]int{ce.Row, ce.Col}] = true
 		out = append(out, ce)
 	}
 	return out
@@ -111,7 +117,7 @@ func compileModule(name, src string, lim limits) (*module, error) {
 	if !rules[ruleCombine] && !rules[ruleStatus] {
 		return nil, compileErrors{{Row: parsed.Package.Location.Row, Col: parsed.Package.Location.Col,
 			Msg: fmt.Sprintf("rego_missing_rule: package %s defines neither %q (per-field combiners) nor %q (the whole aggregate)",
-				parsed.Package.Path, ruleCombine, ruleStatus)}}
+				strings.TrimPrefix(parsed.Package.Path.String(), "data."), ruleCombine, ruleStatus)}}
 	}
 	prepare := func(rule string) (*rego.PreparedEvalQuery, error) {
 		if !rules[rule] {

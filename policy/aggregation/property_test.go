@@ -250,7 +250,9 @@ var generators = map[schema.GroupKind]generator{
 		status: lbStatus,
 	},
 	{Group: "apiregistration.k8s.io", Kind: "APIService"}: {
-		spec: func(r *rand.Rand) map[string]any { return map[string]any{"group": "metrics.k8s.io", "version": "v1beta1"} },
+		spec: func(r *rand.Rand) map[string]any {
+			return map[string]any{"group": "metrics.k8s.io", "version": "v1beta1"}
+		},
 		status: func(r *rand.Rand, _ map[string]any, _ int64) map[string]any {
 			if r.IntN(4) == 0 {
 				return map[string]any{}
@@ -259,7 +261,9 @@ var generators = map[schema.GroupKind]generator{
 		},
 	},
 	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}: {
-		spec: func(r *rand.Rand) map[string]any { return map[string]any{"minReplicas": int64(1), "maxReplicas": int64(5)} },
+		spec: func(r *rand.Rand) map[string]any {
+			return map[string]any{"minReplicas": int64(1), "maxReplicas": int64(5)}
+		},
 		status: func(r *rand.Rand, _ map[string]any, obs int64) map[string]any {
 			pool := [][2]string{
 				{"AbleToScale", "SucceededRescale"}, {"AbleToScale", "ReadyForNewScale"}, {"AbleToScale", "FailedGetScale"},

@@ -2,4 +2,5 @@ package statusfold.builtin.apiservice_test
 
 import data.statusfold.builtin.apiservice
 
-test_available_is_positive if not apiservice.combine.conditions.negative
+# Available is positive: no negative types, no presence rules.
+test_available_is_positive if apiservice.combine.conditions == {"op": "conditions"}
