@@ -10,8 +10,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/statusfold/statusfold/aggregator"
+	"github.com/statusfold/statusfold/certs"
+	"github.com/statusfold/statusfold/webhooks"
 )
 
 // newManagerCommand is `statusfold manager`: the controllers (and, once wired, the webhooks).
@@ -22,10 +25,14 @@ func newManagerCommand() *cobra.Command {
 		itsKubeconfig string
 		resolution    string
 		logConfig     = textlogger.NewConfig()
+		webhooksOn    bool
+		certMode      string
+		webhookSvc    string
+		namespace     string
 	)
 	cmd := &cobra.Command{
 		Use:   "manager",
-		Short: "Run the statusfold controllers: Bindings, CombinedStatus, status return",
+		Short: "Run the statusfold controllers (Bindings, CombinedStatus, status return) and admission webhooks",
 		Long: `Run the statusfold controllers against a WDS (and an ITS, by default the same cluster):
 resolve BindingPolicies into Bindings, keep CombinedStatus objects, and return reported state into
 the workload objects' own .status.`,
@@ -43,6 +50,18 @@ the workload objects' own .status.`,
 				}
 			}
 			cfg.BindingResolution = aggregator.BindingResolution(resolution)
+			if webhooksOn {
+				wopts := webhooks.Options{}
+				switch certMode {
+				case "builtin":
+					wopts.BuiltinCerts = &certs.Options{Namespace: namespace, CertDir: cfg.CertDir,
+						DNSNames: certs.ServiceDNSNames(webhookSvc, namespace)}
+				case "files":
+				default:
+					return fmt.Errorf("--webhook-certs %q: must be builtin or files", certMode)
+				}
+				cfg.SetupWebhooks = func(mgr manager.Manager) error { return webhooks.Setup(mgr, wopts) }
+			}
 			return aggregator.Run(cmd.Context(), cfg)
 		},
 	}
@@ -60,6 +79,11 @@ the workload objects' own .status.`,
 	f.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's)")
 	f.IntVar(&cfg.WebhookPort, "webhook-port", 9443, "port of the admission webhook server")
 	f.StringVar(&cfg.CertDir, "webhook-cert-dir", "", "folder holding tls.crt and tls.key for the webhook server (default: controller-runtime's)")
+	f.BoolVar(&webhooksOn, "webhooks", true, "serve the admission webhooks")
+	f.StringVar(&certMode, "webhook-certs", "files",
+		"files: tls.crt/tls.key in --webhook-cert-dir (cert-manager); builtin: statusfold's own CA, kept in a Secret and rotated")
+	f.StringVar(&webhookSvc, "webhook-service", "statusfold-webhook", "the webhook Service's name (for builtin certificates)")
+	f.StringVar(&namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the namespace statusfold runs in (for builtin certificates; default $POD_NAMESPACE)")
 	gofs := flag.NewFlagSet("log", flag.ContinueOnError)
 	logConfig.AddFlags(gofs)
 	f.AddGoFlagSet(gofs)
