@@ -1,13 +1,29 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/statusfold/statusfold/aggregator"
+	"github.com/statusfold/statusfold/certs"
 	"github.com/statusfold/statusfold/local"
+	"github.com/statusfold/statusfold/webhooks"
 )
 
 func newLocalCommand() *cobra.Command {
@@ -32,7 +48,12 @@ simulated WECs (see 'statusfold wec-sim').`,
 				stop()
 			}()
 			opts.Out = cmd.OutOrStdout()
-			opts.Manager = localManager
+			// The manager's own logs would drown the tour; errors still reach stderr.
+			ctrl.SetLogger(klog.NewKlogr().V(1))
+			wdsName := opts.WDSName
+			opts.Manager = func(ctx context.Context, cp *local.ControlPlane, ready func()) error {
+				return runLocalManager(ctx, cp, wdsName, ready)
+			}
 			return local.Run(ctx, opts)
 		},
 	}
@@ -46,5 +67,128 @@ simulated WECs (see 'statusfold wec-sim').`,
 	return cmd
 }
 
-// localManager runs the statusfold manager in-process; nil until the controller package exists.
-var localManager local.ManagerFunc
+// Names of the webhook configurations statusfold local registers (URL-based, on 127.0.0.1).
+const (
+	localValidatingWebhooks = "statusfold-local-validating"
+	localMutatingWebhooks   = "statusfold-local-mutating"
+)
+
+// runLocalManager runs the controllers and the admission webhooks in-process: the webhook server
+// listens on a free port of 127.0.0.1, package certs issues its certificate (kept in memory,
+// files in the data folder) and injects the CA bundle into the webhook configurations, which
+// call it by URL.
+func runLocalManager(ctx context.Context, cp *local.ControlPlane, wdsName string, ready func()) error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	if err := applyLocalWebhookConfigurations(ctx, cp.Client, fmt.Sprintf("https://127.0.0.1:%d", port)); err != nil {
+		return err
+	}
+	certDir := filepath.Join(cp.DataDir, "webhook-certs")
+	if err := os.MkdirAll(certDir, 0o700); err != nil {
+		return err
+	}
+	rot, err := certs.New(ctx, cp.Client, certs.Options{
+		IPAddresses:                     []net.IP{net.IPv4(127, 0, 0, 1)},
+		DNSNames:                        []string{"localhost"},
+		ValidatingWebhookConfigurations: []string{localValidatingWebhooks},
+		MutatingWebhookConfigurations:   []string{localMutatingWebhooks},
+		CertDir:                         certDir,
+	})
+	if err != nil {
+		return fmt.Errorf("webhook certificate: %w", err)
+	}
+	mgr, _, err := aggregator.NewManager(aggregator.Config{
+		Options:     aggregator.Options{WDSName: wdsName},
+		WDS:         cp.Config,
+		MetricsAddr: "0",
+		ProbeAddr:   "0",
+		WebhookPort: port,
+		CertDir:     certDir,
+		SetupWebhooks: func(mgr manager.Manager) error {
+			if err := mgr.Add(rot); err != nil {
+				return err
+			}
+			return webhooks.Setup(mgr, webhooks.Options{})
+		},
+	})
+	if err != nil {
+		return err
+	}
+	started := mgr.GetWebhookServer().StartedChecker()
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "/readyz", nil)
+		for ctx.Err() == nil {
+			if started(req) == nil {
+				ready()
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	return mgr.Start(ctx)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// applyLocalWebhookConfigurations creates or replaces the URL-based webhook configurations;
+// the CA bundle is left to package certs.
+func applyLocalWebhookConfigurations(ctx context.Context, c client.Client, base string) error {
+	fail := admissionregistrationv1.Fail
+	none := admissionregistrationv1.SideEffectClassNone
+	rule := func(resource string, ops ...admissionregistrationv1.OperationType) []admissionregistrationv1.RuleWithOperations {
+		return []admissionregistrationv1.RuleWithOperations{{
+			Operations: ops,
+			Rule: admissionregistrationv1.Rule{
+				APIGroups: []string{"control.kubestellar.io"}, APIVersions: []string{"v1alpha1"}, Resources: []string{resource},
+			},
+		}}
+	}
+	url := func(path string) admissionregistrationv1.WebhookClientConfig {
+		u := base + path
+		return admissionregistrationv1.WebhookClientConfig{URL: &u}
+	}
+	versions := []string{"v1"}
+	cu := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
+	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: localValidatingWebhooks},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{
+			{Name: "statuscollectors.statusfold.dev", ClientConfig: url(webhooks.PathValidateStatusCollector),
+				Rules: rule("statuscollectors", cu...), FailurePolicy: &fail, SideEffects: &none, AdmissionReviewVersions: versions},
+			{Name: "contentclassifiers.statusfold.dev", ClientConfig: url(webhooks.PathValidateContentClassifier),
+				Rules: rule("contentclassifiers", cu...), FailurePolicy: &fail, SideEffects: &none, AdmissionReviewVersions: versions},
+			{Name: "bindingpolicies.statusfold.dev", ClientConfig: url(webhooks.PathValidateBindingPolicy),
+				Rules: rule("bindingpolicies", cu...), FailurePolicy: &fail, SideEffects: &none, AdmissionReviewVersions: versions},
+		},
+	}
+	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: localMutatingWebhooks},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{
+			{Name: "statuscollectors.statusfold.dev", ClientConfig: url(webhooks.PathMutateStatusCollector),
+				Rules: rule("statuscollectors", cu...), FailurePolicy: &fail, SideEffects: &none, AdmissionReviewVersions: versions},
+		},
+	}
+	for _, obj := range []client.Object{validating, mutating} {
+		cur := obj.DeepCopyObject().(client.Object)
+		err := c.Get(ctx, client.ObjectKeyFromObject(obj), cur)
+		switch {
+		case apierrors.IsNotFound(err):
+			err = c.Create(ctx, obj)
+		case err == nil:
+			obj.SetResourceVersion(cur.GetResourceVersion())
+			err = c.Update(ctx, obj)
+		}
+		if err != nil {
+			return fmt.Errorf("webhook configuration %s: %w", obj.GetName(), err)
+		}
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ package samples_test
 
 import (
 	"bytes"
+	"context"
 	"io/fs"
 	"path"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/config"
 	"github.com/statusfold/statusfold/policy/collector"
+	"github.com/statusfold/statusfold/webhooks/check"
 )
 
 type sampleDoc struct {
@@ -102,6 +104,54 @@ func TestSampleCollectorsPassAdmissionChecks(t *testing.T) {
 					t.Errorf("%s: BindingPolicy %s downsync[%d] names collector %q that no sample defines", d.file, bp.Name, i, name)
 				}
 			}
+		}
+	}
+}
+
+// TestSampleBindingPoliciesPassTypedAdmissionChecks runs the webhook's BindingPolicy check, which
+// types `obj` and `returned.status` with the selected kinds' OpenAPI schemas (apps/v1 and batch/v1
+// from the checker's offline test schemas), over every sample BindingPolicy: no errors and no
+// warnings.
+func TestSampleBindingPoliciesPassTypedAdmissionChecks(t *testing.T) {
+	schemas, err := check.LoadSchemas("../../webhooks/check/testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*controlv1alpha1.StatusCollector{}
+	var policies []*controlv1alpha1.BindingPolicy
+	for _, d := range sampleDocs(t) {
+		switch d.obj.GetKind() {
+		case "StatusCollector":
+			sc := &controlv1alpha1.StatusCollector{}
+			if err := yaml.UnmarshalStrict(d.raw, sc); err != nil {
+				t.Fatal(err)
+			}
+			byName[sc.Name] = sc
+		case "BindingPolicy":
+			bp := &controlv1alpha1.BindingPolicy{}
+			if err := yaml.UnmarshalStrict(d.raw, bp); err != nil {
+				t.Fatal(err)
+			}
+			policies = append(policies, bp)
+		}
+	}
+	c, err := check.New(check.Options{
+		Collectors: check.CollectorGetterFunc(func(_ context.Context, name string) (*controlv1alpha1.StatusCollector, error) {
+			return byName[name], nil
+		}),
+		Mapper:  schemas,
+		Schemas: schemas,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(policies) == 0 {
+		t.Fatal("no sample BindingPolicies")
+	}
+	for _, bp := range policies {
+		errs, warnings := c.BindingPolicy(context.Background(), bp)
+		if len(errs) > 0 || len(warnings) > 0 {
+			t.Errorf("BindingPolicy %s: errors %v, warnings %v", bp.Name, errs, warnings)
 		}
 	}
 }
