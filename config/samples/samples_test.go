@@ -14,7 +14,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 	"github.com/statusfold/statusfold/config"
+	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/collector"
 	"github.com/statusfold/statusfold/webhooks/check"
 )
@@ -153,5 +155,27 @@ func TestSampleBindingPoliciesPassTypedAdmissionChecks(t *testing.T) {
 		if len(errs) > 0 || len(warnings) > 0 {
 			t.Errorf("BindingPolicy %s: errors %v, warnings %v", bp.Name, errs, warnings)
 		}
+	}
+}
+
+// TestSampleAggregationPoliciesPassAdmission compiles every sample AggregationPolicy and runs its
+// examples, as admission does.
+func TestSampleAggregationPoliciesPassAdmission(t *testing.T) {
+	n := 0
+	for _, d := range sampleDocs(t) {
+		if d.obj.GetKind() != "AggregationPolicy" {
+			continue
+		}
+		n++
+		p := &policyv1alpha1.AggregationPolicy{}
+		if err := yaml.UnmarshalStrict(d.raw, p); err != nil {
+			t.Fatalf("%s: %v", d.file, err)
+		}
+		if errs := aggregation.ValidatePolicy(p); len(errs) > 0 {
+			t.Errorf("%s: AggregationPolicy %s: %v", d.file, p.Name, errs)
+		}
+	}
+	if n == 0 {
+		t.Error("no sample AggregationPolicy")
 	}
 }
