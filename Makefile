@@ -110,3 +110,21 @@ fuzz: ## Run every Fuzz* target in the repository (found with `go test -list`) f
 	  done; \
 	done; echo "fuzz: $$total targets, $(FUZZ_TIME) each"; \
 	if [ -n "$$failed" ]; then echo "fuzz: could not list the tests of:$$failed"; exit 1; fi
+
+##@ Deployment
+
+IMG                    ?= ghcr.io/statusfold/statusfold:latest
+KUBECTL                ?= kubectl
+
+.PHONY: docker-build
+docker-build: ## Build the container image $(IMG).
+	docker build -t $(IMG) .
+
+.PHONY: deploy
+deploy: ## Install the CRDs and deploy statusfold (config/default, built-in certificates) to the current kubectl context, image $(IMG).
+	$(KUBECTL) apply --server-side -f config/crd/bases -f config/crd/external
+	$(KUBECTL) kustomize config/default | sed 's|ghcr.io/statusfold/statusfold:latest|$(IMG)|' | $(KUBECTL) apply -f -
+
+.PHONY: undeploy
+undeploy: ## Remove what `make deploy` installed, except the CRDs (and so the users' objects).
+	$(KUBECTL) kustomize config/default | $(KUBECTL) delete --ignore-not-found -f -
