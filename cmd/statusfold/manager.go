@@ -82,7 +82,7 @@ the workload objects' own .status.`,
 	f.BoolVar(&webhooksOn, "webhooks", true, "serve the admission webhooks")
 	f.StringVar(&certMode, "webhook-certs", "files",
 		"files: tls.crt/tls.key in --webhook-cert-dir (cert-manager); builtin: statusfold's own CA, kept in a Secret and rotated")
-	f.StringVar(&webhookSvc, "webhook-service", "statusfold-webhook", "the webhook Service's name (for builtin certificates)")
+	f.StringVar(&webhookSvc, "webhook-service", "statusfold-webhook-service", "the webhook Service's name (for builtin certificates)")
 	f.StringVar(&namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the namespace statusfold runs in (for builtin certificates; default $POD_NAMESPACE)")
 	gofs := flag.NewFlagSet("log", flag.ContinueOnError)
 	logConfig.AddFlags(gofs)
