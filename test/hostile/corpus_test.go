@@ -28,7 +28,12 @@ type Case struct {
 	Classifier map[string]any   `yaml:"classifier"`
 	Workload   map[string]any   `yaml:"workload"`
 	WECs       []WECInput       `yaml:"wecs"`
-	Expect     Expect           `yaml:"expect"`
+	// Target is the group/kind of an Aggregation case ("apps/Deployment", "/Pod", "x.io/Widget").
+	Target string `yaml:"target"`
+	// Policy is the AggregationPolicy installed for an Aggregation case (none: the built-in
+	// modules).
+	Policy map[string]any `yaml:"policy"`
+	Expect Expect         `yaml:"expect"`
 
 	file string
 }
@@ -56,8 +61,16 @@ type Expect struct {
 	Rows map[string]int `yaml:"rows"`
 	// Pruned is the expected output of a Prune case.
 	Pruned any `yaml:"pruned"`
-	// Contains are substrings of the aggregation result or error.
+	// Contains are substrings of the aggregation result as JSON, or of its error.
 	Contains []string `yaml:"contains"`
+	// NotContains must appear in neither the aggregation result nor its error.
+	NotContains []string `yaml:"notContains"`
+	// Error is a substring of the error an aggregation must fail with; empty means it must not fail.
+	Error string `yaml:"error"`
+	// MayReject lets an Aggregation case's policy be rejected at admission instead of being run.
+	MayReject bool `yaml:"mayReject"`
+	// Nothing says the aggregation result is nil: nothing to write.
+	Nothing bool `yaml:"nothing"`
 }
 
 // ExpectedError is one field error: its path, its type (as field.ErrorType prints, e.g.
@@ -101,6 +114,9 @@ var templateFuncs = template.FuncMap{
 	"nest": func(open, inner, close string, n int) string {
 		return strings.Repeat(open, n) + inner + strings.Repeat(close, n)
 	},
+	// add1 i: i+1; mod i n: i modulo n.
+	"add1": func(i int) int { return i + 1 },
+	"mod":  func(i, n int) int { return i % n },
 	// count n: 0, 1, …, n-1, for range.
 	"count": func(n int) []int {
 		out := make([]int, n)
@@ -119,6 +135,17 @@ var templateFuncs = template.FuncMap{
 	},
 }
 
+// templateData is what case files can refer to.
+type templateData struct {
+	// CanaryFile is a JSON file on the local disk that no engine may read:
+	// {"enum": ["<Canary>"]}.
+	CanaryFile string
+	Canary     string
+}
+
+// canary is the content of the canary file.
+const canary = "STATUSFOLD-CANARY-7f3a"
+
 // loadCorpus reads every case under testdata/.
 func loadCorpus(t *testing.T) []Case {
 	t.Helper()
@@ -126,10 +153,14 @@ func loadCorpus(t *testing.T) []Case {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no corpus files: %v", err)
 	}
+	data := templateData{CanaryFile: filepath.Join(t.TempDir(), "canary.json"), Canary: canary}
+	if err := os.WriteFile(data.CanaryFile, []byte(`{"enum": ["`+canary+`"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var cases []Case
 	names := map[string]string{}
 	for _, f := range files {
-		fc, err := loadFile(f)
+		fc, err := loadFile(f, data)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -147,7 +178,7 @@ func loadCorpus(t *testing.T) []Case {
 	return cases
 }
 
-func loadFile(path string) ([]Case, error) {
+func loadFile(path string, data templateData) ([]Case, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -157,7 +188,7 @@ func loadFile(path string) ([]Case, error) {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, nil); err != nil {
+	if err := tmpl.Execute(&buf, data); err != nil {
 		return nil, err
 	}
 	dec := yaml.NewDecoder(&buf)
@@ -174,6 +205,7 @@ func loadFile(path string) ([]Case, error) {
 		c.Object = normalizeMap(c.Object)
 		c.Classifier = normalizeMap(c.Classifier)
 		c.Workload = normalizeMap(c.Workload)
+		c.Policy = normalizeMap(c.Policy)
 		for i := range c.Collectors {
 			c.Collectors[i] = normalizeMap(c.Collectors[i])
 		}
