@@ -44,6 +44,7 @@ aggregate (many clusters).`,
 	root.AddCommand(newVersionCommand())
 	root.AddCommand(newManagerCommand())
 	root.AddCommand(newLocalCommand(), newWECSimCommand(), newStatusCommand())
+	root.AddCommand(newAggregateCommand(), newPolicyCommand())
 	return root
 }
 
