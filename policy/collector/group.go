@@ -61,13 +61,13 @@ func quoteShort(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// group is one output row of an aggregation: the rows that share a group key.
+// group is one output row of an aggregation: the rows that share a group key. Membership is held
+// by the rows (rowState.group), so a scan over the rows finds the members.
 type group struct {
-	keyStr  string
-	members map[int]struct{}
-	rep     int // the member with the smallest WEC name (index), whose key values the row shows
-	count   int
-	aggs    []aggState
+	keyStr string
+	rep    int // the member with the smallest WEC name (index), whose key values the row shows
+	count  int
+	aggs   []aggState
 }
 
 type aggState struct {
@@ -77,13 +77,12 @@ type aggState struct {
 }
 
 func newGroup(key string, naggs int) *group {
-	return &group{keyStr: key, members: map[int]struct{}{}, rep: -1, aggs: make([]aggState, naggs)}
+	return &group{keyStr: key, rep: -1, aggs: make([]aggState, naggs)}
 }
 
 // add and remove keep COUNT, SUM and AVG up to date; MIN, MAX and the first aggregation error
-// are found by a scan of the members when results are read.
+// are found by a scan of the rows when results are read.
 func (g *group) add(cs *colState, i int) {
-	g.members[i] = struct{}{}
 	g.count++
 	if g.rep < 0 || i < g.rep {
 		g.rep = i
@@ -93,18 +92,18 @@ func (g *group) add(cs *colState, i int) {
 }
 
 func (g *group) remove(cs *colState, i int) {
-	delete(g.members, i)
 	g.count--
 	g.apply(cs, i, -1)
+	cs.rows[i].group = nil
 	if g.rep == i {
 		g.rep = -1
-		for m := range g.members {
-			if g.rep < 0 || m < g.rep {
+		for m := i + 1; m < len(cs.rows) && g.count > 0; m++ {
+			if cs.rows[m].group == g {
 				g.rep = m
+				break
 			}
 		}
 	}
-	cs.rows[i].group = nil
 }
 
 func (g *group) apply(cs *colState, i, sign int) {
@@ -131,22 +130,22 @@ func (g *group) value(cs *colState, k int, typ controlv1alpha1.AggregatorType) c
 	case controlv1alpha1.AggregatorTypeAvg:
 		return numberValue(a.sum.average(a.used))
 	}
-	// MIN and MAX return the chosen value as it was; among equal values, the first WEC's by name.
+	// MIN and MAX return the chosen value as it was; among equal values, the first WEC's by name
+	// (rows are scanned in WEC-name order).
 	sign := 1
 	best := number{kind: nFloat, f: math.Inf(1)}
 	if typ == controlv1alpha1.AggregatorTypeMax {
 		sign = -1
 		best.f = math.Inf(-1)
 	}
-	bestIdx := -1
-	for m := range g.members {
-		s := &cs.rows[m].subjects[k]
-		if s.state != subjectNumber {
+	found := false
+	for m := g.rep; m >= 0 && m < len(cs.rows); m++ {
+		if cs.rows[m].group != g {
 			continue
 		}
-		c := sign * compareNumbers(s.n, best)
-		if bestIdx < 0 || c < 0 || (c == 0 && m < bestIdx) {
-			best, bestIdx = s.n, m
+		s := &cs.rows[m].subjects[k]
+		if s.state == subjectNumber && (!found || sign*compareNumbers(s.n, best) < 0) {
+			best, found = s.n, true
 		}
 	}
 	return numberValue(best)
@@ -154,14 +153,10 @@ func (g *group) value(cs *colState, k int, typ controlv1alpha1.AggregatorType) c
 
 // firstBad describes the first (by WEC name) value that aggregate k skipped as not a number.
 func (g *group) firstBad(cs *colState, k int) string {
-	first := -1
-	for m := range g.members {
-		if cs.rows[m].subjects[k].state == subjectBad && (first < 0 || m < first) {
-			first = m
+	for m := g.rep; m >= 0 && m < len(cs.rows); m++ {
+		if r := &cs.rows[m]; r.group == g && r.subjects[k].state == subjectBad {
+			return r.subjects[k].bad
 		}
 	}
-	if first < 0 {
-		return ""
-	}
-	return cs.rows[first].subjects[k].bad
+	return ""
 }

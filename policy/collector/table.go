@@ -32,7 +32,7 @@ type WEC struct {
 // A Table is not safe for concurrent use; the controller uses each Table from one goroutine at a
 // time. The Collectors it holds may be shared.
 type Table struct {
-	objVal     ref.Val
+	obj        map[string]any
 	collectors []*colState // by collector name
 	dests      []string    // sorted, unique
 	destIdx    map[string]int
@@ -44,14 +44,14 @@ type Table struct {
 // Call SetDestinations and UpsertWEC to give it rows.
 func NewTable(obj map[string]any, collectors []*Collector) *Table {
 	t := &Table{destIdx: map[string]int{}, inputs: map[string]*activation{}}
-	t.objVal = types.DefaultTypeAdapter.NativeToValue(obj)
+	t.obj = obj
 	t.SetCollectors(collectors)
 	return t
 }
 
 // SetObject replaces the workload object and re-evaluates all rows.
 func (t *Table) SetObject(obj map[string]any) {
-	t.objVal = types.DefaultTypeAdapter.NativeToValue(obj)
+	t.obj = obj
 	for _, cs := range t.collectors {
 		cs.reset(t)
 	}
@@ -159,34 +159,37 @@ func (t *Table) input(name string) *activation {
 	return newActivation(t, WEC{Name: name})
 }
 
-// activation holds one WEC's CEL variables, converted once.
+// activation holds one WEC's CEL variables, built once per update. They are plain Go maps: CEL
+// selects fields of map[string]any and map[string]string directly, without wrapping them.
 type activation struct {
 	t                                *Table
 	name                             string
-	inventory, returned, propagation ref.Val
+	inventory, returned, propagation map[string]any
 }
 
 var _ interpreter.Activation = (*activation)(nil)
 
+// Shared empty inputs; CEL never modifies its inputs.
+var (
+	noLabels      = map[string]string{}
+	noPropagation = map[string]any{}
+)
+
 func newActivation(t *Table, w WEC) *activation {
 	labels := w.Labels
 	if labels == nil {
-		labels = map[string]string{}
+		labels = noLabels
 	}
-	prop := map[string]any{}
+	prop := noPropagation
 	if w.LastUpdate != nil {
-		prop[fieldLastReturnedUpdateTimestamp] = types.Timestamp{Time: w.LastUpdate.UTC()}
+		prop = map[string]any{fieldLastReturnedUpdateTimestamp: types.Timestamp{Time: w.LastUpdate.UTC()}}
 	}
-	a := types.DefaultTypeAdapter
 	return &activation{
-		t:    t,
-		name: w.Name,
-		inventory: a.NativeToValue(map[string]any{
-			fieldName:   w.Name,
-			fieldLabels: labels,
-		}),
-		returned:    a.NativeToValue(map[string]any{fieldStatus: w.Status}),
-		propagation: a.NativeToValue(prop),
+		t:           t,
+		name:        w.Name,
+		inventory:   map[string]any{fieldName: w.Name, fieldLabels: labels},
+		returned:    map[string]any{fieldStatus: w.Status},
+		propagation: prop,
 	}
 }
 
@@ -195,7 +198,7 @@ func (a *activation) ResolveName(name string) (any, bool) {
 	case varInventory:
 		return a.inventory, true
 	case varObj:
-		return a.t.objVal, true
+		return a.t.obj, true
 	case varReturned:
 		return a.returned, true
 	case varPropagation:
@@ -301,7 +304,7 @@ func (cs *colState) realign(t *Table, oldIdx map[string]int) {
 		cs.rows[i] = old[j]
 		if g := cs.rows[i].group; g != nil {
 			cs.rows[i].group = nil
-			cs.join(i, g.keyStr)
+			cs.join(i, []byte(g.keyStr))
 		}
 	}
 	cs.dirty = true
@@ -327,7 +330,9 @@ func (cs *colState) evalRow(t *Table, i int) {
 		return
 	}
 	keyOK := true
-	r.key = make([]jvalue, len(c.groupBy))
+	if len(c.groupBy) > 0 {
+		r.key = make([]jvalue, len(c.groupBy))
+	}
 	for k, g := range c.groupBy {
 		out, err := eval(g.prg, a)
 		if err == nil {
@@ -359,15 +364,15 @@ func (cs *colState) evalRow(t *Table, i int) {
 	for k := range r.key {
 		cs.keyBuf = appendKey(cs.keyBuf, &r.key[k])
 	}
-	cs.join(i, string(cs.keyBuf))
+	cs.join(i, cs.keyBuf)
 }
 
 // join adds row i to the group with the given key.
-func (cs *colState) join(i int, key string) {
-	g, ok := cs.groups[key]
+func (cs *colState) join(i int, key []byte) {
+	g, ok := cs.groups[string(key)]
 	if !ok {
-		g = newGroup(key, len(cs.col.aggregates))
-		cs.groups[key] = g
+		g = newGroup(string(key), len(cs.col.aggregates))
+		cs.groups[g.keyStr] = g
 	}
 	g.add(cs, i)
 }
