@@ -45,6 +45,8 @@ aggregate (many clusters).`,
 	root.AddCommand(newManagerCommand())
 	root.AddCommand(newLocalCommand(), newWECSimCommand(), newStatusCommand())
 	root.AddCommand(newAggregateCommand(), newPolicyCommand())
+	root.AddCommand(newValidateCommand())
+	root.AddCommand(newEvalCommand())
 	return root
 }
 

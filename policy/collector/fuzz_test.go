@@ -31,8 +31,12 @@ func FuzzValueConversion(f *testing.F) {
 			if err != nil {
 				t.Fatalf("decoded JSON %q did not convert: %v", data, err)
 			}
-			if _, err := json.Marshal(jv.toValue()); err != nil {
+			val := jv.toValue()
+			if _, err := json.Marshal(val); err != nil {
 				t.Fatalf("value of %q does not marshal: %v", data, err)
+			}
+			if _, err := json.Marshal(PlainValue(val)); err != nil {
+				t.Fatalf("plain value of %q does not marshal: %v", data, err)
 			}
 			if compareValues(&jv, &jv) != 0 {
 				t.Fatalf("value of %q is not equal to itself", data)

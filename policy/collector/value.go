@@ -2,6 +2,7 @@ package collector
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -479,4 +480,41 @@ func parseNumericString(s string) (number, bool) {
 	// the correctly rounded ±Inf or 0: a decimal too large for a double is an infinite double.
 	f, _ := strconv.ParseFloat(s, 64)
 	return number{kind: nFloat, f: f}, true
+}
+
+// PlainValue turns a CombinedStatus value back into plain JSON data (nil, bool, string,
+// json.Number, []any, map[string]any), e.g. for printing. A Number keeps its exact text; NaN and
+// the infinities, which JSON cannot hold, become the strings "NaN", "+Inf" and "-Inf".
+func PlainValue(v controlv1alpha1.Value) any {
+	switch v.Type {
+	case controlv1alpha1.TypeString:
+		if v.String != nil {
+			return *v.String
+		}
+	case controlv1alpha1.TypeNumber:
+		if v.Number == nil {
+			return nil
+		}
+		if n, ok := parseNumericString(*v.Number); ok && n.rank() == 1 {
+			return json.Number(*v.Number)
+		}
+		return *v.Number
+	case controlv1alpha1.TypeBool:
+		if v.Bool != nil {
+			return *v.Bool
+		}
+	case controlv1alpha1.TypeArray:
+		out := make([]any, len(v.Array))
+		for i, e := range v.Array {
+			out[i] = PlainValue(e)
+		}
+		return out
+	case controlv1alpha1.TypeObject:
+		out := make(map[string]any, len(v.Object))
+		for k, e := range v.Object {
+			out[k] = PlainValue(e)
+		}
+		return out
+	}
+	return nil
 }
