@@ -145,10 +145,14 @@ func applyLocalWebhookConfigurations(ctx context.Context, c client.Client, base 
 	fail := admissionregistrationv1.Fail
 	none := admissionregistrationv1.SideEffectClassNone
 	rule := func(resource string, ops ...admissionregistrationv1.OperationType) []admissionregistrationv1.RuleWithOperations {
+		group := "control.kubestellar.io"
+		if resource == "aggregationpolicies" {
+			group = "policy.statusfold.dev"
+		}
 		return []admissionregistrationv1.RuleWithOperations{{
 			Operations: ops,
 			Rule: admissionregistrationv1.Rule{
-				APIGroups: []string{"control.kubestellar.io"}, APIVersions: []string{"v1alpha1"}, Resources: []string{resource},
+				APIGroups: []string{group}, APIVersions: []string{"v1alpha1"}, Resources: []string{resource},
 			},
 		}}
 	}
@@ -167,6 +171,8 @@ func applyLocalWebhookConfigurations(ctx context.Context, c client.Client, base 
 				Rules: rule("contentclassifiers", cu...), FailurePolicy: &fail, SideEffects: &none, AdmissionReviewVersions: versions},
 			{Name: "bindingpolicies.statusfold.dev", ClientConfig: url(webhooks.PathValidateBindingPolicy),
 				Rules: rule("bindingpolicies", cu...), FailurePolicy: &fail, SideEffects: &none, AdmissionReviewVersions: versions},
+			{Name: "aggregationpolicies.statusfold.dev", ClientConfig: url(webhooks.PathValidateAggregationPolicy),
+				Rules: rule("aggregationpolicies", cu...), FailurePolicy: &fail, SideEffects: &none, AdmissionReviewVersions: versions},
 		},
 	}
 	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{
