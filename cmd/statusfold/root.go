@@ -46,7 +46,6 @@ aggregate (many clusters).`,
 	root.AddCommand(newLocalCommand(), newWECSimCommand(), newStatusCommand())
 	root.AddCommand(newAggregateCommand(), newPolicyCommand())
 	root.AddCommand(newValidateCommand())
-	root.AddCommand(newEvalCommand())
 	return root
 }
 

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func runValidateForTest(t *testing.T, o *validateOptions) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := runValidate(context.Background(), &out, &errOut, o)
+	var ee *exitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.code
+	default:
+		t.Fatalf("validate: %v", err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+func TestValidateCommand(t *testing.T) {
+	good := filepath.Join("testdata", "validate", "good.yaml")
+	bad := filepath.Join("testdata", "validate", "bad.yaml")
+	schemas := filepath.Join("..", "..", "webhooks", "check", "testdata")
+	tests := []struct {
+		name       string
+		opts       validateOptions
+		wantOut    string
+		wantErr    string
+		wantStatus int
+	}{
+		{
+			name: "valid, no schemas: no schema warnings",
+			opts: validateOptions{files: []string{good}},
+			wantOut: `statuscollector/ready-count valid (testdata/validate/good.yaml)
+bindingpolicy/nginx valid (testdata/validate/good.yaml)
+contentclassifier/jobs.v1.batch valid (testdata/validate/good.yaml)
+`,
+		},
+		{
+			name: "valid with schemas: the webhook's warnings",
+			opts: validateOptions{files: []string{good}, schemas: schemas},
+			wantOut: `statuscollector/ready-count valid (testdata/validate/good.yaml)
+bindingpolicy/nginx valid (testdata/validate/good.yaml)
+contentclassifier/jobs.v1.batch valid (testdata/validate/good.yaml)
+`,
+			wantErr: `Warning: collector "ready-count": spec.combinedFields[0].subject: no such field 'avaliableReplicas' in apps/v1 Deployment .status
+Warning: spec.dontPropagatePointers[0]: batch/v1 Job has no field "readyy" at "/status", so this pointer matches nothing
+`,
+		},
+		{
+			name: "invalid objects: kubectl-style errors, exit 1",
+			opts: validateOptions{files: []string{bad}},
+			wantErr: `error: testdata/validate/bad.yaml: The StatusCollector "broken" is invalid: 
+* spec.select: Forbidden: select and combinedFields are mutually exclusive
+* spec.filter: Invalid value: "inventory.nmae == \"x\"": compilation failed: ERROR: <input>:1:10: undefined field 'nmae'
+ | inventory.nmae == "x"
+ | .........^
+* spec.combinedFields[0].subject: Required value: SUM needs a subject
+error: testdata/validate/bad.yaml: BindingPolicy in version "v1alpha1" cannot be handled as a BindingPolicy: strict decoding error: unknown field "spec.downsync[0].statusCollection" (the pre-0.26 KubeStellar shape: list the collectors in the clause's statusCollectors)
+error: testdata/validate/bad.yaml: The ContentClassifier "jobs.v1.batch" is invalid: spec.desiredStatePointers[0]: Invalid value: ["status","ready"]: no part of .status can be made desired state
+`,
+			wantStatus: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := runValidateForTest(t, &tt.opts)
+			if diff := cmp.Diff(tt.wantOut, out); diff != "" {
+				t.Errorf("stdout (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantErr, errOut); diff != "" {
+				t.Errorf("stderr (-want +got):\n%s", diff)
+			}
+			if code != tt.wantStatus {
+				t.Errorf("exit status %d, want %d", code, tt.wantStatus)
+			}
+		})
+	}
+}
+
+func TestValidateFolderAndJSON(t *testing.T) {
+	out, _, code := runValidateForTest(t, &validateOptions{files: []string{filepath.Join("testdata", "validate")}, output: "json"})
+	if code != 1 {
+		t.Errorf("exit status %d, want 1 (bad.yaml is in the folder)", code)
+	}
+	var results []validateResult
+	if err := json.Unmarshal([]byte(out), &results); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, out)
+	}
+	type brief struct {
+		Kind, Name string
+		Valid      bool
+		Fields     string
+	}
+	var got []brief
+	for _, r := range results {
+		var fields []string
+		for _, e := range r.Errors {
+			fields = append(fields, e.Type+":"+e.Field)
+		}
+		got = append(got, brief{r.Kind, r.Name, r.Valid, strings.Join(fields, ",")})
+	}
+	want := []brief{
+		{"StatusCollector", "broken", false, "FieldValueForbidden:spec.select,FieldValueInvalid:spec.filter,FieldValueRequired:spec.combinedFields[0].subject"},
+		{"BindingPolicy", "old-shape", false, "StrictDecoding:"},
+		{"ContentClassifier", "jobs.v1.batch", false, "FieldValueInvalid:spec.desiredStatePointers[0]"},
+		{"StatusCollector", "ready-count", true, ""},
+		{"BindingPolicy", "nginx", true, ""},
+		{"ContentClassifier", "jobs.v1.batch", true, ""},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+}
+
+func TestValidateSeedExamples(t *testing.T) {
+	out, errOut, code := runValidateForTest(t, &validateOptions{files: []string{filepath.Join("..", "..", "api", "control", "v1alpha1", "testdata")}})
+	if code != 0 || errOut != "" {
+		t.Errorf("seed examples: exit %d\n%s", code, errOut)
+	}
+	if n := strings.Count(out, " valid "); n != 9 {
+		t.Errorf("%d valid objects, want 9:\n%s", n, out)
+	}
+}
+
+func TestValidateBadInput(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := runValidate(context.Background(), &out, &errOut, &validateOptions{files: []string{"testdata/validate/none.yaml"}}); err == nil {
+		t.Error("missing file accepted")
+	}
+	if err := runValidate(context.Background(), &out, &errOut, &validateOptions{files: []string{"testdata/validate/good.yaml"}, output: "table"}); err == nil {
+		t.Error("unsupported output format accepted")
+	}
+}
