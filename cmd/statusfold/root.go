@@ -46,6 +46,7 @@ aggregate (many clusters).`,
 	root.AddCommand(newLocalCommand(), newWECSimCommand(), newStatusCommand())
 	root.AddCommand(newAggregateCommand(), newPolicyCommand())
 	root.AddCommand(newValidateCommand())
+	root.AddCommand(newEvalCommand())
 	return root
 }
 
