@@ -9,24 +9,57 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
-// coalescingQueue is a rate-limited work queue whose Add waits CoalesceDelay: a burst of events
-// for one key within the delay becomes one item (the workqueue deduplicates waiting keys).
-// controller-runtime's metrics provider exports its depth, adds and latencies under its name.
+// coalescingQueue is a rate-limited work queue that coalesces bursts per key: a key that has not
+// been processed within the last `delay` is queued at once (an isolated event costs no added
+// latency); a key processed less than `delay` ago is queued for when `delay` has passed, and
+// events arriving meanwhile join that one item (the workqueue deduplicates waiting keys). So each
+// key is evaluated at most about once per `delay`, however many events arrive.
+// controller-runtime's metrics provider exports the queue's depth, adds and latencies by name.
 type coalescingQueue[K comparable] struct {
 	q     workqueue.TypedRateLimitingInterface[K]
 	delay time.Duration
+
+	mu      sync.Mutex
+	lastRun map[K]time.Time
+	sweeps  int
 }
 
 func newCoalescingQueue[K comparable](name string, delay time.Duration) *coalescingQueue[K] {
 	return &coalescingQueue[K]{
 		q: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[K](),
 			workqueue.TypedRateLimitingQueueConfig[K]{Name: name}),
-		delay: delay,
+		delay:   delay,
+		lastRun: map[K]time.Time{},
 	}
 }
 
-// Add schedules key after the coalescing delay.
-func (c *coalescingQueue[K]) Add(key K) { c.q.AddAfter(key, c.delay) }
+// Add queues key now, or when `delay` has passed since it was last processed.
+func (c *coalescingQueue[K]) Add(key K) {
+	c.mu.Lock()
+	last, ok := c.lastRun[key]
+	c.mu.Unlock()
+	if wait := c.delay - time.Since(last); ok && wait > 0 {
+		c.q.AddAfter(key, wait)
+		return
+	}
+	c.q.Add(key)
+}
+
+// started records that key is being processed now.
+func (c *coalescingQueue[K]) started(key K) {
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lastRun[key] = now
+	if c.sweeps++; c.sweeps >= 4096 {
+		c.sweeps = 0
+		for k, t := range c.lastRun {
+			if now.Sub(t) > c.delay {
+				delete(c.lastRun, k)
+			}
+		}
+	}
+}
 
 func (c *coalescingQueue[K]) shutDown() { c.q.ShutDown() }
 
@@ -38,6 +71,7 @@ func processNext[K comparable](ctx context.Context, c *coalescingQueue[K], f fun
 		return false
 	}
 	defer c.q.Done(key)
+	c.started(key)
 	if err := f(ctx, key); err != nil {
 		m.errors.WithLabelValues("reconcile").Inc()
 		log.V(1).Info("retrying", "key", key, "error", err.Error())

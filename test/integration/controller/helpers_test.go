@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/testr"
 	"os"
 	"testing"
@@ -43,6 +44,8 @@ func startManager(t *testing.T, cp *framework.ControlPlane, opts aggregator.Opti
 	}
 	if os.Getenv("STATUSFOLD_TEST_LOG") != "" {
 		log.SetLogger(testr.New(t))
+	} else {
+		log.SetLogger(logr.Discard())
 	}
 	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
 		Scheme:                 cp.Scheme,
