@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"time"
 )
 
 // num is a parsed JSON number.
@@ -45,18 +46,43 @@ func (n num) value() any {
 	return n.f
 }
 
-// cond is one parsed condition entry.
+// cond is one parsed condition entry. t orders lastTransitionTime values (see timeKey).
 type cond struct {
 	typ, status, ltt string
+	t                int64
 	m                map[string]any
 }
 
-func parseConds(v any) ([]cond, bool) {
+// timeKey maps an RFC 3339 time to an int64 that orders like the time, at second resolution:
+// the UTC digits YYYYMMDDhhmmss. Kubernetes writes "2006-01-02T15:04:05Z", read without
+// allocation; other offsets go through time.Parse; anything else is 0 (oldest).
+func timeKey(s string) int64 {
+	if len(s) == 20 && s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':' && s[16] == ':' && s[19] == 'Z' {
+		var k int64
+		for i := 0; i < 19; i++ {
+			c := s[i]
+			if c >= '0' && c <= '9' {
+				k = k*10 + int64(c-'0')
+			} else if i != 4 && i != 7 && i != 10 && i != 13 && i != 16 {
+				return 0
+			}
+		}
+		return k
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0
+	}
+	u := t.UTC()
+	return int64(u.Year())*1e10 + int64(u.Month())*1e8 + int64(u.Day())*1e6 + int64(u.Hour())*1e4 + int64(u.Minute())*100 + int64(u.Second())
+}
+
+// parseConds parses a conditions list into out (which it may grow).
+func parseConds(v any, out []cond) ([]cond, bool) {
 	list, ok := v.([]any)
 	if !ok {
 		return nil, false
 	}
-	out := make([]cond, 0, len(list))
 	for _, x := range list {
 		m, ok := x.(map[string]any)
 		if !ok {
@@ -68,50 +94,73 @@ func parseConds(v any) ([]cond, bool) {
 		}
 		s, _ := m["status"].(string)
 		l, _ := m["lastTransitionTime"].(string)
-		out = append(out, cond{typ: t, status: s, ltt: l, m: m})
+		out = append(out, cond{typ: t, status: s, ltt: l, t: timeKey(l), m: m})
 	}
 	return out, true
 }
 
-// fv is one WEC's cached value of one planned field.
+// fv is one WEC's cached value of one planned field. It is kept small: a State holds one per WEC
+// and field.
 type fv struct {
-	present bool
-	raw     any
-	n       num    // numeric combiners: the value; revision: unused
+	raw any      // the value as reported; nil when absent
+	n   num      // numeric combiners: the value
+	x   *fvExtra // sum_clamped, revision and conditions only
+}
+
+// fvExtra holds what only some combiners need.
+type fvExtra struct {
 	t       num    // sum_clamped: the WEC's own target
 	s1, s2  string // revision: current and update
 	conds   []cond // conditions
 	condsOK bool
+	buf     [2]cond
 }
 
-func extract(fp *fieldPlan, m map[string]any) fv {
-	raw, present := m[fp.name]
-	if raw == nil {
-		present = false
-	}
-	v := fv{present: present, raw: raw}
+func (v *fv) present() bool { return v.raw != nil }
+
+// extract reads fp's field from one WEC's status. Count combiners keep only the number (fewer
+// pointers for the garbage collector to follow); the others keep the value as reported. has says
+// whether the status has the key at all.
+func extract(fp *fieldPlan, m map[string]any) (v fv, has bool) {
+	raw, has := m[fp.name]
 	switch fp.op {
-	case opMin, opMax, opCountMin, opCountMax, opSum, opGeneration:
+	case opCountMin, opCountMax, opSum, opGeneration:
+		v.n = toNum(raw)
+		return v, has
+	}
+	v.raw = raw
+	switch fp.op {
+	case opMin, opMax:
 		v.n = toNum(raw)
 	case opSumClamped:
 		v.n = toNum(raw)
-		v.t = toNum(m[fp.target])
+		v.x = &fvExtra{t: toNum(m[fp.target])}
 	case opRevision:
-		v.s1, _ = m[fp.cur].(string)
-		v.s2, _ = m[fp.upd].(string)
+		x := &fvExtra{}
+		x.s1, _ = m[fp.cur].(string)
+		x.s2, _ = m[fp.upd].(string)
+		v.x = x
 	case opConditions:
-		v.conds, v.condsOK = parseConds(raw)
+		x := &fvExtra{}
+		x.conds, x.condsOK = parseConds(raw, x.buf[:0])
+		v.x = x
 	}
-	return v
+	return v, has
 }
 
-// column gives the values of one field across the WECs, in WEC-name order.
+// column gives the values of one field across the WECs, in WEC-name order: row j is
+// vals[order[j]]. meta (by the same index as vals) gives per-WEC context — currency, rank — and is
+// nil inside nested objects.
 type column struct {
-	n      int
-	at     func(j int) *fv
-	wec    func(j int) *wecEntry
-	parent int // number of WECs the values come from (for conditions: missing lists count)
+	n     int
+	vals  []fv
+	order []int32
+	meta  []wecMeta
 }
+
+func (c column) at(j int) *fv       { return &c.vals[c.order[j]] }
+func (c column) wec(j int) *wecMeta { return &c.meta[c.order[j]] }
+func (c column) hasWECs() bool      { return c.meta != nil }
 
 // combineField applies fp's combiner to col. ok is false when the field is left out.
 func combineField(fp *fieldPlan, col column, gen int64) (any, bool) {
@@ -121,7 +170,7 @@ func combineField(fp *fieldPlan, col column, gen int64) (any, bool) {
 	case opGeneric:
 		vals := make([]any, 0, col.n)
 		for j := 0; j < col.n; j++ {
-			if v := col.at(j); v.present {
+			if v := col.at(j); v.present() {
 				vals = append(vals, v.raw)
 			}
 		}
@@ -164,7 +213,7 @@ func combineField(fp *fieldPlan, col column, gen int64) (any, bool) {
 			any = true
 			x := v.n.i
 			if fp.op == opSumClamped {
-				x = min(x, v.t.i)
+				x = min(x, v.x.t.i)
 			}
 			sum += x
 		}
@@ -189,7 +238,7 @@ func combineField(fp *fieldPlan, col column, gen int64) (any, bool) {
 		seen := false
 		for j := 0; j < col.n; j++ {
 			v := col.at(j)
-			if !v.present {
+			if !v.present() {
 				return nil, false
 			}
 			if !seen {
@@ -237,7 +286,7 @@ func combineField(fp *fieldPlan, col column, gen int64) (any, bool) {
 		}
 		return worst, worst != nil
 	case opFromWorst:
-		if col.wec == nil {
+		if !col.hasWECs() {
 			return nil, false
 		}
 		best := -1
@@ -247,11 +296,11 @@ func combineField(fp *fieldPlan, col column, gen int64) (any, bool) {
 			}
 		}
 		v := col.at(best)
-		return v.raw, v.present
+		return v.raw, v.present()
 	case opRevision:
 		chosen := -1
 		for j := 0; j < col.n; j++ {
-			v := col.at(j)
+			v := col.at(j).x
 			if v.s1 != v.s2 {
 				chosen = j
 				break
@@ -263,7 +312,7 @@ func combineField(fp *fieldPlan, col column, gen int64) (any, bool) {
 		if chosen < 0 {
 			return nil, false
 		}
-		v := col.at(chosen)
+		v := col.at(chosen).x
 		if fp.name == fp.cur {
 			return v.s1, v.s1 != ""
 		}
@@ -274,7 +323,7 @@ func combineField(fp *fieldPlan, col column, gen int64) (any, bool) {
 			if col.at(j).n.ok {
 				present = true
 			}
-			if col.wec != nil && !col.wec(j).current {
+			if col.hasWECs() && !col.wec(j).current {
 				allCurrent = false
 			}
 		}
@@ -287,11 +336,11 @@ func combineField(fp *fieldPlan, col column, gen int64) (any, bool) {
 		anyList := false
 		for j := 0; j < col.n; j++ {
 			v := col.at(j)
-			if v.present && !v.condsOK {
+			if v.present() && !v.x.condsOK {
 				return nil, false // not a list of typed conditions: shapes differ
 			}
-			lists[j] = v.conds
-			anyList = anyList || v.present
+			lists[j] = v.x.conds
+			anyList = anyList || v.present()
 		}
 		if !anyList {
 			return nil, false
@@ -308,22 +357,25 @@ func combineField(fp *fieldPlan, col column, gen int64) (any, bool) {
 		if !anyMap {
 			return nil, false
 		}
-		return combineObject(fp.nested, maps, nil, gen), true
+		return combineObject(fp.nested, maps, gen), true
 	}
 	return nil, false
 }
 
-// combineObject combines maps (one per WEC, nil when absent) by p. wec gives per-WEC context
-// (generation currency, rank) or is nil inside nested objects.
-func combineObject(p *plan, maps []map[string]any, wec func(j int) *wecEntry, gen int64) map[string]any {
+// combineObject combines nested maps (one per WEC, nil when absent) by p.
+func combineObject(p *plan, maps []map[string]any, gen int64) map[string]any {
 	out := map[string]any{}
 	vals := make([]fv, len(maps))
+	order := make([]int32, len(maps))
+	for j := range order {
+		order[j] = int32(j)
+	}
 	for i := range p.fields {
 		fp := &p.fields[i]
 		for j, m := range maps {
-			vals[j] = extract(fp, m)
+			vals[j], _ = extract(fp, m)
 		}
-		col := column{n: len(maps), at: func(j int) *fv { return &vals[j] }, wec: wec}
+		col := column{n: len(maps), vals: vals, order: order}
 		if v, ok := combineField(fp, col, gen); ok {
 			out[fp.name] = v
 		}
@@ -384,7 +436,7 @@ func mergeGeneric(key string, vals []any, n int) (any, bool) {
 		lists := make([][]cond, n)
 		ok := true
 		for j, v := range vals {
-			if lists[j], ok = parseConds(v); !ok {
+			if lists[j], ok = parseConds(v, nil); !ok {
 				break
 			}
 		}
@@ -469,28 +521,54 @@ func mergeGeneric(key string, vals []any, n int) (any, bool) {
 //
 // The entry is a copy of the newest entry (by lastTransitionTime, first WEC on ties) whose status
 // agrees with the combined one, with the latest lastTransitionTime of all entries; when none agrees,
-// reason "Incomplete" says that some WEC did not report the type.
+// reason "Incomplete" says that some WEC did not report the type. One pass, no per-WEC memory.
 func combineConditions(lists [][]cond, cp *condPlan) []any {
+	const (
+		sTrue = iota
+		sFalse
+		sOther
+	)
 	type group struct {
 		typ     string
-		entries []*cond
+		lastJ   int
+		present int
+		count   [3]int
+		best    [3]*cond
+		latest  *cond
 	}
 	var groups []*group
-	find := func(t string) *group {
-		for _, g := range groups {
-			if g.typ == t {
-				return g
-			}
-		}
-		g := &group{typ: t, entries: make([]*cond, len(lists))}
-		groups = append(groups, g)
-		return g
-	}
 	for j, l := range lists {
 		for i := range l {
-			g := find(l[i].typ)
-			if g.entries[j] == nil {
-				g.entries[j] = &l[i]
+			c := &l[i]
+			var g *group
+			for _, x := range groups {
+				if x.typ == c.typ {
+					g = x
+					break
+				}
+			}
+			if g == nil {
+				g = &group{typ: c.typ, lastJ: -1}
+				groups = append(groups, g)
+			}
+			if g.lastJ == j {
+				continue // a second entry of one type in one WEC: the first counts
+			}
+			g.lastJ = j
+			g.present++
+			k := sOther
+			switch c.status {
+			case "True":
+				k = sTrue
+			case "False":
+				k = sFalse
+			}
+			g.count[k]++
+			if g.best[k] == nil || c.t > g.best[k].t {
+				g.best[k] = c
+			}
+			if g.latest == nil || c.t > g.latest.t {
+				g.latest = c
 			}
 		}
 	}
@@ -498,56 +576,33 @@ func combineConditions(lists [][]cond, cp *condPlan) []any {
 	for _, g := range groups {
 		presence := cp.presence[g.typ]
 		neg := cp.negative[g.typ]
-		nTrue, nFalse, nOther, nMissing := 0, 0, 0, 0
-		latest := ""
-		for _, c := range g.entries {
-			if c == nil {
-				nMissing++
-				continue
-			}
-			switch c.status {
-			case "True":
-				nTrue++
-			case "False":
-				nFalse++
-			default:
-				nOther++
-			}
-			latest = max(latest, c.ltt)
-		}
-		if presence == "all" && nMissing > 0 {
+		missing := len(lists) - g.present
+		if presence == "all" && missing > 0 {
 			continue
 		}
+		nTrue, nFalse, nOther := g.count[sTrue], g.count[sFalse], g.count[sOther]
 		if presence == "" {
 			if neg {
-				nFalse += nMissing
+				nFalse += missing
 			} else {
-				nOther += nMissing
+				nOther += missing
 			}
 		}
-		var status string
+		status, k := "Unknown", sOther
 		switch {
 		case neg && nTrue > 0:
-			status = "True"
+			status, k = "True", sTrue
 		case neg && nOther == 0:
-			status = "False"
+			status, k = "False", sFalse
 		case !neg && nFalse > 0:
-			status = "False"
+			status, k = "False", sFalse
 		case !neg && nOther == 0 && nTrue > 0:
-			status = "True"
-		default:
-			status = "Unknown"
-		}
-		var chosen *cond
-		for _, c := range g.entries {
-			if c != nil && c.status == status && (chosen == nil || c.ltt > chosen.ltt) {
-				chosen = c
-			}
+			status, k = "True", sTrue
 		}
 		entry := map[string]any{}
-		if chosen != nil {
-			for k, v := range chosen.m {
-				entry[k] = v
+		if chosen := g.best[k]; chosen != nil && chosen.status == status || (k == sOther && chosen != nil) {
+			for key, v := range chosen.m {
+				entry[key] = v
 			}
 		} else {
 			entry["type"] = g.typ
@@ -555,8 +610,8 @@ func combineConditions(lists [][]cond, cp *condPlan) []any {
 			entry["message"] = "not every WEC reports this condition"
 		}
 		entry["status"] = status
-		if latest != "" {
-			entry["lastTransitionTime"] = latest
+		if g.latest.ltt != "" {
+			entry["lastTransitionTime"] = g.latest.ltt
 		}
 		out = append(out, entry)
 	}

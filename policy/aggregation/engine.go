@@ -188,6 +188,8 @@ type WEC struct {
 func (e *Engine) Returned(gk schema.GroupKind, obj map[string]any, wecs []WEC) (map[string]any, error) {
 	s := e.NewState(gk)
 	s.SetObject(obj)
+	s.sync()
+	s.reserve(len(wecs))
 	for _, w := range wecs {
 		s.UpsertWEC(w)
 	}

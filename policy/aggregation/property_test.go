@@ -492,3 +492,56 @@ func dumpWECs(wecs []WEC) string {
 	}
 	return s
 }
+
+// TestPropertyIncremental feeds a State random sequences of WEC changes and removals and checks,
+// after each, that Result equals Returned over the same WECs from scratch.
+func TestPropertyIncremental(t *testing.T) {
+	e, err := NewEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seqs := envInt("STATUSFOLD_PROPERTY_CASES", 1000) / 10
+	kinds := []schema.GroupKind{{Group: "apps", Kind: "Deployment"}, {Group: "apps", Kind: "DaemonSet"}, {Group: "apps", Kind: "StatefulSet"}, {Kind: "Pod"}, {Group: "batch", Kind: "Job"}}
+	for _, gk := range kinds {
+		g := generators[gk]
+		t.Run(gk.Kind, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(7, uint64(len(gk.Kind))))
+			for c := range seqs {
+				gen := 1 + r.Int64N(5)
+				obj := map[string]any{"metadata": map[string]any{"generation": gen}, "spec": g.spec(r)}
+				pool := genWECs(t, r, gk, g, obj, gen, 6)
+				s := e.NewState(gk)
+				s.SetObject(obj)
+				have := map[string]WEC{}
+				for step := range 12 {
+					w := pool[r.IntN(len(pool))]
+					if r.IntN(4) == 0 {
+						s.RemoveWEC(w.Name)
+						delete(have, w.Name)
+					} else {
+						if r.IntN(2) == 0 { // a new report from that WEC
+							w.Status = g.status(r, obj["spec"].(map[string]any), 1+r.Int64N(4))
+						}
+						s.UpsertWEC(w)
+						have[w.Name] = w
+					}
+					got, err := s.Result()
+					if err != nil {
+						t.Fatal(err)
+					}
+					var wecs []WEC
+					for _, w := range have {
+						wecs = append(wecs, w)
+					}
+					want, err := e.Returned(gk, obj, wecs)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !SameJSON(got, want) {
+						t.Fatalf("sequence %d step %d: incremental %s\nfrom scratch %s", c, step, compactJSON(got), compactJSON(want))
+					}
+				}
+			}
+		})
+	}
+}

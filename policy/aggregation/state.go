@@ -12,11 +12,10 @@ import (
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
-// wecEntry is one WEC with what the State caches about it.
-type wecEntry struct {
+// wecMeta is one WEC with what the State caches about it besides its field values.
+type wecMeta struct {
 	WEC
 	current bool // has applied the current WDS generation (and its status observed it, when known)
-	vals    []fv // one per field of the plan
 	extra   bool // has fields the plan does not list
 	rank    float64
 	rankErr error
@@ -25,24 +24,37 @@ type wecEntry struct {
 
 // State is the incremental form of Returned for one workload object: the controller keeps one per
 // object, tells it about changes and asks for the result. Per-WEC work (field extraction, the
-// `wec_rank` rule) happens once per change of that WEC; Result combines the cached values. A State
-// is not safe for concurrent use.
+// `wec_rank` rule) happens once per change of that WEC; Result combines the cached values, which are
+// stored field by field (one column per planned field) so that combining scans contiguous memory.
+// A State is not safe for concurrent use.
 type State struct {
-	e    *Engine
-	gk   schema.GroupKind
-	obj  map[string]any
-	gen  int64
-	wecs []*wecEntry // sorted by name
+	e   *Engine
+	gk  schema.GroupKind
+	obj map[string]any
+	gen int64
 
-	mod     *module
-	pl      *plan
-	planErr error
-	nExtra  int
+	meta  []wecMeta        // by slot
+	cols  [][]fv           // [field][slot]
+	slot  map[string]int32 // WEC name → slot
+	order []int32          // slots in WEC-name order
+
+	mod       *module
+	pl        *plan
+	planErr   error
+	nExtra    int
+	nReported int
+
+	// Per planned field: the last combined value, and whether it must be recomputed. A one-WEC
+	// change leaves a count field clean when that WEC's count did not change.
+	last    []any
+	lastOK  []bool
+	dirty   []bool
+	allDirt bool
 }
 
 // NewState returns an empty State for an object of kind gk.
 func (e *Engine) NewState(gk schema.GroupKind) *State {
-	return &State{e: e, gk: gk}
+	return &State{e: e, gk: gk, slot: map[string]int32{}}
 }
 
 // SetObject sets the WDS object (its .status is ignored).
@@ -65,42 +77,94 @@ func (s *State) SetObject(obj map[string]any) {
 
 func objectGeneration(obj map[string]any) int64 {
 	md, _ := obj["metadata"].(map[string]any)
-	n := toNum(md["generation"])
-	return n.i
+	return toNum(md["generation"]).i
+}
+
+// position returns where name is, or would be, in s.order.
+func (s *State) position(name string) int {
+	return sort.Search(len(s.order), func(k int) bool { return s.meta[s.order[k]].Name >= name })
 }
 
 // UpsertWEC adds a WEC or replaces what it reported.
 func (s *State) UpsertWEC(w WEC) {
-	i := sort.Search(len(s.wecs), func(i int) bool { return s.wecs[i].Name >= w.Name })
-	ent := &wecEntry{WEC: w}
-	if i < len(s.wecs) && s.wecs[i].Name == w.Name {
-		if s.wecs[i].extra {
-			s.nExtra--
-		}
-		s.wecs[i] = ent
+	sl, ok := s.slot[w.Name]
+	if ok {
+		s.forget(sl)
+		s.meta[sl] = wecMeta{WEC: w, current: s.meta[sl].current}
 	} else {
-		s.wecs = append(s.wecs, nil)
-		copy(s.wecs[i+1:], s.wecs[i:])
-		s.wecs[i] = ent
+		s.allDirt = true
+		sl = int32(len(s.meta))
+		s.meta = append(s.meta, wecMeta{WEC: w})
+		for i := range s.cols {
+			s.cols[i] = append(s.cols[i], fv{})
+		}
+		s.slot[w.Name] = sl
+		if n := len(s.order); n == 0 || s.meta[s.order[n-1]].Name < w.Name {
+			s.order = append(s.order, sl) // WECs often arrive in name order
+		} else {
+			k := s.position(w.Name)
+			s.order = append(s.order, 0)
+			copy(s.order[k+1:], s.order[k:])
+			s.order[k] = sl
+		}
+	}
+	if w.Status != nil {
+		s.nReported++
 	}
 	if s.mod != nil {
-		s.prepare(ent)
+		s.prepare(sl)
+	}
+}
+
+// reserve makes room for n more WECs.
+func (s *State) reserve(n int) {
+	s.meta = append(make([]wecMeta, 0, len(s.meta)+n), s.meta...)
+	s.order = append(make([]int32, 0, len(s.order)+n), s.order...)
+	for i := range s.cols {
+		s.cols[i] = append(make([]fv, 0, len(s.cols[i])+n), s.cols[i]...)
+	}
+}
+
+// forget undoes a slot's contribution to the State's counters.
+func (s *State) forget(sl int32) {
+	if s.meta[sl].extra {
+		s.nExtra--
+	}
+	if s.meta[sl].Status != nil {
+		s.nReported--
 	}
 }
 
 // RemoveWEC forgets a WEC.
 func (s *State) RemoveWEC(name string) {
-	i := sort.Search(len(s.wecs), func(i int) bool { return s.wecs[i].Name >= name })
-	if i < len(s.wecs) && s.wecs[i].Name == name {
-		if s.wecs[i].extra {
-			s.nExtra--
+	sl, ok := s.slot[name]
+	if !ok {
+		return
+	}
+	s.forget(sl)
+	s.allDirt = true
+	k := s.position(name)
+	s.order = append(s.order[:k], s.order[k+1:]...)
+	delete(s.slot, name)
+	last := int32(len(s.meta) - 1)
+	if sl != last { // move the last slot into the freed one
+		s.meta[sl] = s.meta[last]
+		for i := range s.cols {
+			s.cols[i][sl] = s.cols[i][last]
 		}
-		s.wecs = append(s.wecs[:i], s.wecs[i+1:]...)
+		s.slot[s.meta[sl].Name] = sl
+		s.order[s.position(s.meta[sl].Name)] = sl
+	}
+	s.meta = s.meta[:last]
+	for i := range s.cols {
+		s.cols[i] = s.cols[i][:last]
 	}
 }
 
-// prepare computes what the State caches about one WEC under the current module and plan.
-func (s *State) prepare(w *wecEntry) {
+// prepare computes what the State caches about one slot under the current module and plan.
+func (s *State) prepare(sl int32) {
+	w := &s.meta[sl]
+	wasCurrent := w.current
 	w.current = isCurrent(w.Details, w.Status, s.gen)
 	if s.mod.statusQ != nil {
 		w.input, w.rankErr = toValue(wecDoc(w.WEC))
@@ -109,26 +173,28 @@ func (s *State) prepare(w *wecEntry) {
 	if s.pl == nil {
 		return
 	}
-	w.vals = make([]fv, len(s.pl.fields))
+	planned := 0
 	for i := range s.pl.fields {
-		w.vals[i] = extract(&s.pl.fields[i], w.Status)
-	}
-	w.extra = false
-	if s.pl.dflt != opDrop {
-		for k := range w.Status {
-			if _, ok := s.pl.index[k]; !ok {
-				w.extra = true
-				s.nExtra++
-				break
-			}
+		fp := &s.pl.fields[i]
+		v, has := extract(fp, w.Status)
+		if has {
+			planned++
 		}
+		if !s.allDirt && !s.dirty[i] && !sameValue(fp.op, &s.cols[i][sl], &v, wasCurrent != w.current) {
+			s.dirty[i] = true
+		}
+		s.cols[i][sl] = v
+	}
+	if s.pl.dflt != opDrop && len(w.Status) > planned {
+		w.extra = true
+		s.nExtra++
 	}
 	if s.mod.rankQ != nil {
 		w.rank, w.rankErr = s.evalRank(w)
 	}
 }
 
-func (s *State) evalRank(w *wecEntry) (float64, error) {
+func (s *State) evalRank(w *wecMeta) (float64, error) {
 	in, err := toValue(map[string]any{"object": s.obj, "wec": wecDoc(w.WEC)})
 	if err != nil {
 		return 0, err
@@ -142,6 +208,56 @@ func (s *State) evalRank(w *wecEntry) (float64, error) {
 		return 0, fmt.Errorf("%s: rule %s for WEC %q is not a number", s.mod.name, ruleWECRank, w.Name)
 	}
 	return n.f, nil
+}
+
+// reusable says whether a combiner's last result can be reused when no WEC's value changed: only
+// for scalar results of combiners that read nothing but the field (results that are maps or lists
+// are rebuilt, so no two results share them).
+func reusable(o op) bool {
+	switch o {
+	case opCountMin, opCountMax, opSum, opSumClamped, opGeneration, opMin, opMax, opAnd, opOr, opLatest:
+		return true
+	}
+	return false
+}
+
+// sameValue says whether a WEC's new value of a field leaves the field's combination unchanged.
+// currencyChanged matters to the generation combiner.
+func sameValue(o op, a, b *fv, currencyChanged bool) bool {
+	switch o {
+	case opCountMin, opCountMax, opSum:
+		return a.n == b.n
+	case opGeneration:
+		return a.n.ok == b.n.ok && !currencyChanged
+	case opSumClamped:
+		return a.n == b.n && a.x.t == b.x.t
+	case opMin, opMax:
+		return a.n == b.n && scalarEqual(a.raw, b.raw)
+	case opAnd, opOr, opLatest:
+		return scalarEqual(a.raw, b.raw)
+	}
+	return false
+}
+
+// scalarEqual compares JSON scalars of the same Go type; anything else is "different".
+func scalarEqual(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case int64:
+		y, ok := b.(int64)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && x == y
+	}
+	return false
 }
 
 // wecDoc is a WEC as the Rego input document shows it.
@@ -186,32 +302,40 @@ func (s *State) sync() {
 	if mod == s.mod {
 		return
 	}
-	s.mod, s.pl, s.planErr, s.nExtra = mod, nil, nil, 0
+	s.mod, s.pl, s.planErr, s.nExtra, s.cols = mod, nil, nil, 0, nil
 	if mod.statusQ == nil {
 		s.pl, s.planErr = mod.planFor(s.obj)
 	}
-	for _, w := range s.wecs {
-		s.prepare(w)
+	if s.pl == nil && s.planErr == nil && mod.statusQ == nil {
+		s.planErr = fmt.Errorf("%s: no plan", mod.name)
+	}
+	if s.pl != nil {
+		s.cols = make([][]fv, len(s.pl.fields))
+		for i := range s.cols {
+			s.cols[i] = make([]fv, len(s.meta), max(len(s.meta), 8))
+		}
+		s.last = make([]any, len(s.pl.fields))
+		s.lastOK = make([]bool, len(s.pl.fields))
+		s.dirty = make([]bool, len(s.pl.fields))
+	}
+	s.allDirt = true
+	for sl := range s.meta {
+		s.meta[sl].extra = false
+		s.prepare(int32(sl))
 	}
 }
 
 // Result computes the status to write; nil means nothing (no WEC, or none has reported).
 func (s *State) Result() (map[string]any, error) {
 	s.sync()
-	reported := 0
-	for _, w := range s.wecs {
-		if w.Status != nil {
-			reported++
-		}
-	}
-	if reported == 0 {
+	if s.nReported == 0 {
 		return nil, nil
 	}
 	var out map[string]any
 	var err error
 	switch {
-	case len(s.wecs) == 1:
-		out = copyStatus(s.wecs[0], s.gen)
+	case len(s.meta) == 1:
+		out = copyStatus(&s.meta[0], s.gen)
 	case s.mod.statusQ != nil:
 		out, err = s.fullResult()
 	default:
@@ -227,7 +351,7 @@ func (s *State) Result() (map[string]any, error) {
 }
 
 // copyStatus is the one-WEC result: a copy, except observedGeneration (SPEC §5).
-func copyStatus(w *wecEntry, gen int64) map[string]any {
+func copyStatus(w *wecMeta, gen int64) map[string]any {
 	out := runtime.DeepCopyJSONValue(jsonCompatible(w.Status)).(map[string]any)
 	if _, has := out["observedGeneration"]; has {
 		out["observedGeneration"] = returnedGeneration(gen, w.current)
@@ -239,46 +363,43 @@ func (s *State) combinedResult() (map[string]any, error) {
 	if s.planErr != nil {
 		return nil, s.planErr
 	}
-	for _, w := range s.wecs {
+	worst := -1
+	for j, sl := range s.order {
+		w := &s.meta[sl]
 		if w.rankErr != nil {
 			return nil, w.rankErr
 		}
+		if worst < 0 || w.rank > s.meta[s.order[worst]].rank {
+			worst = j
+		}
 	}
-	wec := func(j int) *wecEntry { return s.wecs[j] }
 	out := make(map[string]any, len(s.pl.fields))
 	for i := range s.pl.fields {
 		fp := &s.pl.fields[i]
-		col := column{n: len(s.wecs), at: func(j int) *fv { return &s.wecs[j].vals[i] }, wec: wec}
-		if v, ok := combineField(fp, col, s.gen); ok {
-			out[fp.name] = v
+		if s.allDirt || s.dirty[i] || !reusable(fp.op) {
+			col := column{n: len(s.order), vals: s.cols[i], order: s.order, meta: s.meta}
+			s.last[i], s.lastOK[i] = combineField(fp, col, s.gen)
+			s.dirty[i] = false
+		}
+		if s.lastOK[i] {
+			out[fp.name] = s.last[i]
 		}
 	}
+	s.allDirt = false
 	if s.nExtra > 0 {
-		maps := make([]map[string]any, len(s.wecs))
-		for j, w := range s.wecs {
-			maps[j] = w.Status
-		}
-		worst := -1
-		for j, w := range s.wecs {
-			if worst < 0 || w.rank > s.wecs[worst].rank {
-				worst = j
-			}
+		maps := make([]map[string]any, len(s.order))
+		for j, sl := range s.order {
+			maps[j] = s.meta[sl].Status
 		}
 		combineExtras(s.pl, maps, out, worst)
 	}
 	if s.mod.finalizeQ == nil {
 		return out, nil
 	}
-	reported := 0
-	for _, w := range s.wecs {
-		if w.Status != nil {
-			reported++
-		}
-	}
 	in, err := toValue(map[string]any{
 		"object": s.obj,
 		"status": out,
-		"wecs":   map[string]any{"count": len(s.wecs), "reported": reported},
+		"wecs":   map[string]any{"count": len(s.meta), "reported": s.nReported},
 	})
 	if err != nil {
 		return nil, err
@@ -303,9 +424,10 @@ func (s *State) fullResult() (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	arr := make([]*ast.Term, len(s.wecs))
+	arr := make([]*ast.Term, len(s.order))
 	allCurrent := true
-	for j, w := range s.wecs {
+	for j, sl := range s.order {
+		w := &s.meta[sl]
 		if w.rankErr != nil {
 			return nil, w.rankErr
 		}
