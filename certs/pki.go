@@ -28,17 +28,19 @@ type keyPair struct {
 // backdate makes new certificates valid a little before now, for clocks that lag.
 const backdate = 5 * time.Minute
 
-func serialNumber() (*big.Int, error) {
-	return rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+// newKey makes a P-256 key and a random serial number for a new certificate.
+func newKey() (*ecdsa.PrivateKey, *big.Int, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	return key, serial, err
 }
 
 // newCA makes a self-signed CA certificate.
 func newCA(now time.Time, validity time.Duration) (*keyPair, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	serial, err := serialNumber()
+	key, serial, err := newKey()
 	if err != nil {
 		return nil, err
 	}
@@ -57,11 +59,7 @@ func newCA(now time.Time, validity time.Duration) (*keyPair, error) {
 
 // newServing makes a serving certificate for dnsNames and ips, signed by ca.
 func newServing(ca *keyPair, dnsNames []string, ips []net.IP, now time.Time, validity time.Duration) (*keyPair, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	serial, err := serialNumber()
+	key, serial, err := newKey()
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -18,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -302,25 +304,16 @@ func (r *Rotator) store(ctx context.Context, secret *corev1.Secret, ca *keyPair,
 // inject puts bundle into every webhook of the named configurations.
 func (r *Rotator) inject(ctx context.Context, bundle []byte) error {
 	var errs []error
-	for _, name := range r.opts.ValidatingWebhookConfigurations {
-		cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		var ccs []*admissionregistrationv1.WebhookClientConfig
-		errs = append(errs, r.injectInto(ctx, name, cfg, func() []*admissionregistrationv1.WebhookClientConfig {
-			for i := range cfg.Webhooks {
-				ccs = append(ccs, &cfg.Webhooks[i].ClientConfig)
-			}
-			return ccs
-		}, bundle))
-	}
-	for _, name := range r.opts.MutatingWebhookConfigurations {
-		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
-		var ccs []*admissionregistrationv1.WebhookClientConfig
-		errs = append(errs, r.injectInto(ctx, name, cfg, func() []*admissionregistrationv1.WebhookClientConfig {
-			for i := range cfg.Webhooks {
-				ccs = append(ccs, &cfg.Webhooks[i].ClientConfig)
-			}
-			return ccs
-		}, bundle))
+	for _, t := range []struct {
+		kind  string
+		names []string
+	}{
+		{"ValidatingWebhookConfiguration", r.opts.ValidatingWebhookConfigurations},
+		{"MutatingWebhookConfiguration", r.opts.MutatingWebhookConfigurations},
+	} {
+		for _, name := range t.names {
+			errs = append(errs, r.injectInto(ctx, t.kind, name, bundle))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("certs: injecting the CA bundle: %w", err)
@@ -328,24 +321,42 @@ func (r *Rotator) inject(ctx context.Context, bundle []byte) error {
 	return nil
 }
 
-// injectInto reads the configuration obj named name, sets bundle in the client configs that
-// clientConfigs returns, and updates it when something changed. A missing configuration is
-// not an error: it gets the bundle at a later check.
-func (r *Rotator) injectInto(ctx context.Context, name string, obj client.Object,
-	clientConfigs func() []*admissionregistrationv1.WebhookClientConfig, bundle []byte) error {
-	if err := r.c.Get(ctx, client.ObjectKey{Name: name}, obj); err != nil {
+// injectInto sets bundle as the caBundle of every webhook of one configuration, updating it
+// when something changed. A missing configuration is not an error: it gets the bundle at a
+// later check.
+func (r *Rotator) injectInto(ctx context.Context, kind, name string, bundle []byte) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(admissionregistrationv1.SchemeGroupVersion.WithKind(kind))
+	if err := r.c.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {
 		return client.IgnoreNotFound(err)
 	}
+	webhooks, _, err := unstructured.NestedSlice(u.Object, "webhooks")
+	if err != nil {
+		return err
+	}
+	encoded := base64.StdEncoding.EncodeToString(bundle)
 	changed := false
-	for _, cc := range clientConfigs() {
-		if !bytes.Equal(cc.CABundle, bundle) {
-			cc.CABundle, changed = bundle, true
+	for _, w := range webhooks {
+		wm, ok := w.(map[string]any)
+		if !ok {
+			continue
+		}
+		cc, _ := wm["clientConfig"].(map[string]any)
+		if cc == nil {
+			cc = map[string]any{}
+			wm["clientConfig"] = cc
+		}
+		if cc["caBundle"] != encoded {
+			cc["caBundle"], changed = encoded, true
 		}
 	}
 	if !changed {
 		return nil
 	}
-	return r.c.Update(ctx, obj)
+	if err := unstructured.SetNestedSlice(u.Object, webhooks, "webhooks"); err != nil {
+		return err
+	}
+	return r.c.Update(ctx, u)
 }
 
 func (r *Rotator) writeFiles(serving *keyPair) error {

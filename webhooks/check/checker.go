@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -234,18 +235,8 @@ func (c *Checker) clauseKinds(clause *controlv1alpha1.DownsyncPolicyClause, clau
 			warnings = append(warnings, fmt.Sprintf("%s: resource %q is not served %s", clausePath.Child("resources").Index(k), r, where))
 		}
 	}
-	slices.SortFunc(kinds, func(a, b schema.GroupVersionKind) int { return compareStrings(a.String(), b.String()) })
+	slices.SortFunc(kinds, func(a, b schema.GroupVersionKind) int { return strings.Compare(a.String(), b.String()) })
 	return kinds, warnings
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func deref(s *string) string {
