@@ -41,12 +41,17 @@ type Report struct {
 // I/O and reads no clock: timestamps in the statuses are the `now` given to Observe.
 type Simulator struct {
 	Scenario Scenario
+	wecs     map[string]WEC
 	pairs    map[string]*pairState
 }
 
 // NewSimulator returns a simulator for the scenario.
 func NewSimulator(sc Scenario) *Simulator {
-	return &Simulator{Scenario: sc, pairs: map[string]*pairState{}}
+	wecs := make(map[string]WEC, len(sc.WECs))
+	for _, w := range sc.WECs {
+		wecs[w.Name] = w
+	}
+	return &Simulator{Scenario: sc, wecs: wecs, pairs: map[string]*pairState{}}
 }
 
 type condState struct {
@@ -118,7 +123,7 @@ func (s *Simulator) Observe(obj Object, wecName string, tick int, now time.Time)
 	if !Simulated(obj.Group, obj.Kind) {
 		return Report{}, false
 	}
-	wec, ok := s.Scenario.WEC(wecName)
+	wec, ok := s.wecs[wecName]
 	if !ok {
 		return Report{}, false
 	}
