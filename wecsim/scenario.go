@@ -101,13 +101,3 @@ func NewScenario(seed int64, n int) Scenario {
 	}
 	return sc
 }
-
-// WEC returns the WEC of that name.
-func (s Scenario) WEC(name string) (WEC, bool) {
-	for _, w := range s.WECs {
-		if w.Name == name {
-			return w, true
-		}
-	}
-	return WEC{}, false
-}
