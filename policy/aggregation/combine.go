@@ -120,8 +120,9 @@ func (v *fv) present() bool { return v.raw != nil }
 
 // extract reads fp's field from one WEC's status. Count combiners keep only the number (fewer
 // pointers for the garbage collector to follow); the others keep the value as reported. has says
-// whether the status has the key at all.
-func extract(fp *fieldPlan, m map[string]any) (v fv, has bool) {
+// whether the status has the key at all. x, when not nil, is where the extra part goes (a slab
+// entry), else it is allocated.
+func extract(fp *fieldPlan, m map[string]any, x *fvExtra) (v fv, has bool) {
 	raw, has := m[fp.name]
 	switch fp.op {
 	case opCountMin, opCountMax, opSum, opGeneration:
@@ -132,21 +133,29 @@ func extract(fp *fieldPlan, m map[string]any) (v fv, has bool) {
 	switch fp.op {
 	case opMin, opMax:
 		v.n = toNum(raw)
+	case opSumClamped, opRevision, opConditions:
+		if x == nil {
+			x = &fvExtra{}
+		} else {
+			*x = fvExtra{}
+		}
+		v.x = x
+	}
+	switch fp.op {
 	case opSumClamped:
 		v.n = toNum(raw)
-		v.x = &fvExtra{t: toNum(m[fp.target])}
+		x.t = toNum(m[fp.target])
 	case opRevision:
-		x := &fvExtra{}
 		x.s1, _ = m[fp.cur].(string)
 		x.s2, _ = m[fp.upd].(string)
-		v.x = x
 	case opConditions:
-		x := &fvExtra{}
 		x.conds, x.condsOK = parseConds(raw, x.buf[:0])
-		v.x = x
 	}
 	return v, has
 }
+
+// needsExtra says whether a combiner keeps an fvExtra per WEC.
+func needsExtra(o op) bool { return o == opSumClamped || o == opRevision || o == opConditions }
 
 // column gives the values of one field across the WECs, in WEC-name order: row j is
 // vals[order[j]]. meta (by the same index as vals) gives per-WEC context — currency, rank — and is
@@ -373,7 +382,7 @@ func combineObject(p *plan, maps []map[string]any, gen int64) map[string]any {
 	for i := range p.fields {
 		fp := &p.fields[i]
 		for j, m := range maps {
-			vals[j], _ = extract(fp, m)
+			vals[j], _ = extract(fp, m, nil)
 		}
 		col := column{n: len(maps), vals: vals, order: order}
 		if v, ok := combineField(fp, col, gen); ok {

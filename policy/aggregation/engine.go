@@ -75,6 +75,8 @@ type Engine struct {
 	builtins map[schema.GroupKind]*module
 	generic  *module
 
+	pool sync.Pool // States reused by Returned
+
 	mu       sync.RWMutex
 	policies map[string]*userPolicy // by AggregationPolicy name
 	byKind   map[schema.GroupKind]*module
@@ -186,12 +188,16 @@ type WEC struct {
 // per SPEC §5) or an aggregate (several). obj is the WDS object (its metadata.generation matters)
 // without .status. A nil result means "nothing to write" (no WEC, or none has reported).
 func (e *Engine) Returned(gk schema.GroupKind, obj map[string]any, wecs []WEC) (map[string]any, error) {
-	s := e.NewState(gk)
-	s.SetObject(obj)
-	s.sync()
-	s.reserve(len(wecs))
-	for _, w := range wecs {
-		s.UpsertWEC(w)
+	s, _ := e.pool.Get().(*State)
+	if s == nil {
+		s = e.NewState(gk)
 	}
+	s.gk = gk
+	defer func() {
+		s.reset()
+		e.pool.Put(s)
+	}()
+	s.SetObject(obj)
+	s.load(wecs)
 	return s.Result()
 }

@@ -3,6 +3,7 @@ package aggregation
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -50,11 +51,91 @@ type State struct {
 	lastOK  []bool
 	dirty   []bool
 	allDirt bool
+
+	bulk bool        // load is filling the State: extras go to the xs slabs
+	xs   [][]fvExtra // per field, per slot: extras of a bulk load (reused by pooled States)
 }
 
 // NewState returns an empty State for an object of kind gk.
 func (e *Engine) NewState(gk schema.GroupKind) *State {
 	return &State{e: e, gk: gk, slot: map[string]int32{}}
+}
+
+// load fills a fresh State with wecs in one go (what Returned does): one allocation per column
+// instead of one per WEC, no name map until someone upserts.
+func (s *State) load(wecs []WEC) {
+	s.sync()
+	n := len(wecs)
+	s.meta = slices.Grow(s.meta[:0], n)
+	s.order = slices.Grow(s.order[:0], n)
+	sorted := true
+	for i, w := range wecs {
+		s.meta = append(s.meta, wecMeta{WEC: w})
+		s.order = append(s.order, int32(i))
+		if i > 0 && wecs[i-1].Name >= w.Name {
+			sorted = false
+		}
+		if w.Status != nil {
+			s.nReported++
+		}
+	}
+	if !sorted {
+		sort.SliceStable(s.order, func(a, b int) bool { return s.meta[s.order[a]].Name < s.meta[s.order[b]].Name })
+		for k := 1; k < n; k++ {
+			if s.meta[s.order[k-1]].Name == s.meta[s.order[k]].Name { // duplicates: the last one wins, as with UpsertWEC
+				last := make(map[string]int, n)
+				for i, w := range wecs {
+					last[w.Name] = i
+				}
+				dedup := make([]WEC, 0, len(last))
+				for i, w := range wecs {
+					if last[w.Name] == i {
+						dedup = append(dedup, w)
+					}
+				}
+				clear(s.meta)
+				s.meta, s.order, s.nReported = s.meta[:0], s.order[:0], 0
+				s.load(dedup)
+				return
+			}
+		}
+	}
+	s.slot = nil
+	if s.pl == nil {
+		for sl := range s.meta {
+			s.prepare(int32(sl))
+		}
+		return
+	}
+	if len(s.xs) < len(s.pl.fields) {
+		s.xs = make([][]fvExtra, len(s.pl.fields))
+	}
+	for i := range s.pl.fields {
+		s.cols[i] = slices.Grow(s.cols[i][:0], n)[:n]
+		if needsExtra(s.pl.fields[i].op) {
+			s.xs[i] = slices.Grow(s.xs[i][:0], n)[:n]
+		}
+	}
+	s.bulk = true
+	for sl := range s.meta {
+		s.prepare(int32(sl))
+	}
+	s.bulk = false
+}
+
+// reset empties a State (keeping its buffers) for reuse.
+func (s *State) reset() {
+	clear(s.meta)
+	s.meta, s.order, s.slot = s.meta[:0], s.order[:0], map[string]int32{}
+	for i := range s.cols {
+		clear(s.cols[i])
+		s.cols[i] = s.cols[i][:0]
+	}
+	for i := range s.xs {
+		clear(s.xs[i])
+	}
+	clear(s.last)
+	s.obj, s.mod, s.pl, s.planErr, s.nExtra, s.nReported, s.allDirt = nil, nil, nil, nil, 0, 0, true
 }
 
 // SetObject sets the WDS object (its .status is ignored).
@@ -85,9 +166,20 @@ func (s *State) position(name string) int {
 	return sort.Search(len(s.order), func(k int) bool { return s.meta[s.order[k]].Name >= name })
 }
 
+// slots returns the WEC name → slot map, building it after a bulk load.
+func (s *State) slots() map[string]int32 {
+	if s.slot == nil {
+		s.slot = make(map[string]int32, len(s.meta))
+		for i := range s.meta {
+			s.slot[s.meta[i].Name] = int32(i)
+		}
+	}
+	return s.slot
+}
+
 // UpsertWEC adds a WEC or replaces what it reported.
 func (s *State) UpsertWEC(w WEC) {
-	sl, ok := s.slot[w.Name]
+	sl, ok := s.slots()[w.Name]
 	if ok {
 		s.forget(sl)
 		s.meta[sl] = wecMeta{WEC: w, current: s.meta[sl].current}
@@ -116,15 +208,6 @@ func (s *State) UpsertWEC(w WEC) {
 	}
 }
 
-// reserve makes room for n more WECs.
-func (s *State) reserve(n int) {
-	s.meta = append(make([]wecMeta, 0, len(s.meta)+n), s.meta...)
-	s.order = append(make([]int32, 0, len(s.order)+n), s.order...)
-	for i := range s.cols {
-		s.cols[i] = append(make([]fv, 0, len(s.cols[i])+n), s.cols[i]...)
-	}
-}
-
 // forget undoes a slot's contribution to the State's counters.
 func (s *State) forget(sl int32) {
 	if s.meta[sl].extra {
@@ -137,7 +220,7 @@ func (s *State) forget(sl int32) {
 
 // RemoveWEC forgets a WEC.
 func (s *State) RemoveWEC(name string) {
-	sl, ok := s.slot[name]
+	sl, ok := s.slots()[name]
 	if !ok {
 		return
 	}
@@ -176,7 +259,11 @@ func (s *State) prepare(sl int32) {
 	planned := 0
 	for i := range s.pl.fields {
 		fp := &s.pl.fields[i]
-		v, has := extract(fp, w.Status)
+		var into *fvExtra
+		if s.bulk && needsExtra(fp.op) {
+			into = &s.xs[i][sl]
+		}
+		v, has := extract(fp, w.Status, into)
 		if has {
 			planned++
 		}
@@ -302,7 +389,7 @@ func (s *State) sync() {
 	if mod == s.mod {
 		return
 	}
-	s.mod, s.pl, s.planErr, s.nExtra, s.cols = mod, nil, nil, 0, nil
+	s.mod, s.pl, s.planErr, s.nExtra = mod, nil, nil, 0
 	if mod.statusQ == nil {
 		s.pl, s.planErr = mod.planFor(s.obj)
 	}
@@ -310,13 +397,15 @@ func (s *State) sync() {
 		s.planErr = fmt.Errorf("%s: no plan", mod.name)
 	}
 	if s.pl != nil {
-		s.cols = make([][]fv, len(s.pl.fields))
+		nf := len(s.pl.fields)
+		s.cols = slices.Grow(s.cols[:0], nf)[:nf] // reuse the buffers of a pooled State
 		for i := range s.cols {
-			s.cols[i] = make([]fv, len(s.meta), max(len(s.meta), 8))
+			s.cols[i] = slices.Grow(s.cols[i][:0], len(s.meta))[:len(s.meta)]
 		}
-		s.last = make([]any, len(s.pl.fields))
-		s.lastOK = make([]bool, len(s.pl.fields))
-		s.dirty = make([]bool, len(s.pl.fields))
+		s.last = slices.Grow(s.last[:0], nf)[:nf]
+		s.lastOK = slices.Grow(s.lastOK[:0], nf)[:nf]
+		s.dirty = slices.Grow(s.dirty[:0], nf)[:nf]
+		clear(s.dirty)
 	}
 	s.allDirt = true
 	for sl := range s.meta {
