@@ -115,15 +115,20 @@ func (e *env) reinstall(t *testing.T) {
 	}
 }
 
-// waitServing waits until the apiserver reaches the webhook: a server-side dry run of a
-// collector must come back defaulted by the mutating webhook.
+// probe is a server-side dry run of a valid collector: it succeeds only when the apiserver
+// reaches both webhooks.
+func (e *env) probe() error {
+	sc := &controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "probe"},
+		Spec: controlv1alpha1.StatusCollectorSpec{CombinedFields: []controlv1alpha1.NamedAggregator{{Name: "n", Type: "COUNT"}}}}
+	return e.cp.Client.Create(context.Background(), sc, client.DryRunAll)
+}
+
+// waitServing waits until the apiserver reaches the webhooks.
 func (e *env) waitServing(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		sc := &controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "probe"},
-			Spec: controlv1alpha1.StatusCollectorSpec{CombinedFields: []controlv1alpha1.NamedAggregator{{Name: "n", Type: "COUNT"}}}}
-		err := e.cp.Client.Create(context.Background(), sc, client.DryRunAll)
+		err := e.probe()
 		if err == nil {
 			return
 		}
