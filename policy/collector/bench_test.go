@@ -134,24 +134,18 @@ func naiveEval(b *testing.B, c *Compiler, expr string, a *activation) any {
 	return out.Value()
 }
 
-func naiveActivations(wecs []WEC) []*activation {
-	t := &Table{obj: benchObj}
-	acts := make([]*activation, len(wecs))
-	for i, w := range wecs {
-		acts[i] = newActivation(t, w)
-	}
-	return acts
-}
+func naiveTable() *Table { return &Table{obj: benchObj} }
 
 func BenchmarkNaiveAggregate(b *testing.B) {
 	c := newTestCompiler(b)
 	sc := benchAggregateCollector()
 	for _, n := range benchSizes {
-		acts := naiveActivations(benchWECs(n))
+		wecs, t := benchWECs(n), naiveTable()
 		b.Run(fmt.Sprintf("wecs=%d", n), func(b *testing.B) {
 			for b.Loop() {
 				counts, sums := map[any]int64{}, map[any]int64{}
-				for _, a := range acts {
+				for _, w := range wecs {
+					a := newActivation(t, w)
 					if naiveEval(b, c, string(*sc.Spec.Filter), a) != true {
 						continue
 					}
@@ -173,11 +167,12 @@ func BenchmarkNaiveSelect(b *testing.B) {
 	c := newTestCompiler(b)
 	for _, n := range benchSizes {
 		sc := benchSelectCollector(n)
-		acts := naiveActivations(benchWECs(n))
+		wecs, t := benchWECs(n), naiveTable()
 		b.Run(fmt.Sprintf("wecs=%d", n), func(b *testing.B) {
 			for b.Loop() {
 				rows := make([][]any, 0, n)
-				for _, a := range acts {
+				for _, w := range wecs {
+					a := newActivation(t, w)
 					row := make([]any, len(sc.Spec.Select))
 					for k, s := range sc.Spec.Select {
 						row[k] = naiveEval(b, c, string(s.Def), a)

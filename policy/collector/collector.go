@@ -1,8 +1,6 @@
 package collector
 
 import (
-	"github.com/google/cel-go/cel"
-
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
@@ -11,7 +9,7 @@ import (
 type Collector struct {
 	name       string
 	limit      int64
-	filter     cel.Program // nil: keep every row
+	filter     *expression // nil: keep every row
 	groupBy    []column
 	aggregates []aggregate
 	selects    []column
@@ -21,7 +19,7 @@ type Collector struct {
 
 type column struct {
 	name string
-	prg  cel.Program
+	prg  *expression
 }
 
 type aggregate struct {

@@ -289,7 +289,7 @@ func (c *Compiler) compile(sc *controlv1alpha1.StatusCollector) (*Collector, fie
 
 // compileExpr parses, checks, estimates the cost of and plans one expression. It returns the
 // program and the checked AST, or field errors at p.
-func (c *Compiler) compileExpr(p *field.Path, expr string) (cel.Program, *cel.Ast, field.ErrorList) {
+func (c *Compiler) compileExpr(p *field.Path, expr string) (*expression, *cel.Ast, field.ErrorList) {
 	if strings.TrimSpace(expr) == "" {
 		return nil, nil, field.ErrorList{field.Required(p, "")}
 	}
@@ -314,7 +314,7 @@ func (c *Compiler) compileExpr(p *field.Path, expr string) (cel.Program, *cel.As
 	if err != nil {
 		return nil, nil, field.ErrorList{field.Invalid(p, expr, "program construction failed: "+err.Error())}
 	}
-	return prg, a, nil
+	return &expression{prg: prg, path: attributePath(a.NativeRep().Expr())}, a, nil
 }
 
 func costFactor(cost uint64) string {

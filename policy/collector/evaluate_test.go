@@ -165,6 +165,15 @@ func TestEvaluateSelect(t *testing.T) {
 		wecs: three,
 		want: withErrors(result("c", []string{"n"}, row(vn("1"))), rowErr("b", "", "no such key: n")),
 	}, {
+		name: "the variables as whole values",
+		sc: statusCollector("c", withSelect("inventory", "inventory"), withSelect("returned", "returned"), withSelect("propagation", "propagation"),
+			withSelect("checks", "[dyn(size(dyn(inventory))), dyn(size(dyn(propagation))), dyn('name' in dyn(inventory)), dyn(dyn(inventory) == {'name': dyn(inventory.name), 'labels': dyn({'r': 'eu'})})]")),
+		wecs: []WEC{wec("a", withLabels("r", "eu"), withStatus(statusJSON(t, `{"n": 1}`)), withUpdated(t0)), wec("b")},
+		want: result("c", []string{"inventory", "returned", "propagation", "checks"},
+			row(vobj("name", vs("a"), "labels", vobj("r", vs("eu"))), vobj("status", vobj("n", vn("1"))),
+				vobj("lastReturnedUpdateTimestamp", vs("2024-11-07T20:15:27Z")), varr(vn("2"), vn("1"), vb(true), vb(true))),
+			row(vobj("name", vs("b"), "labels", vobj()), vobj("status", vnull()), vobj(), varr(vn("2"), vn("0"), vb(true), vb(false)))),
+	}, {
 		name: "the object is visible without its status",
 		sc:   statusCollector("c", withSelect("name", "obj.metadata.name"), withSelect("hasStatus", "has(obj.status)")),
 		obj:  map[string]any{"metadata": map[string]any{"name": "web"}},

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
-	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
@@ -139,15 +139,19 @@ func (t *Table) Results() []controlv1alpha1.NamedStatusCombination {
 }
 
 // Evaluate is the one-shot form used by `statusfold eval`: wecs are the destinations, with their
-// inputs.
+// inputs (when a name repeats, the last input counts).
 func Evaluate(obj map[string]any, wecs []WEC, collectors []*Collector) []controlv1alpha1.NamedStatusCombination {
-	t := NewTable(obj, collectors)
-	names := make([]string, len(wecs))
-	for i, w := range wecs {
-		names[i] = w.Name
-		t.inputs[w.Name] = newActivation(t, w)
+	sorted := slices.Clone(wecs)
+	slices.SortStableFunc(sorted, func(a, b WEC) int { return strings.Compare(a.Name, b.Name) })
+	t := &Table{obj: obj, destIdx: map[string]int{}, inputs: map[string]*activation{}}
+	for i, w := range sorted {
+		if i+1 < len(sorted) && sorted[i+1].Name == w.Name {
+			continue
+		}
+		t.dests = append(t.dests, w.Name)
+		t.rows = append(t.rows, newActivation(t, w))
 	}
-	t.SetDestinations(names)
+	t.SetCollectors(collectors)
 	return t.Results()
 }
 
@@ -159,62 +163,55 @@ func (t *Table) input(name string) *activation {
 	return newActivation(t, WEC{Name: name})
 }
 
-// activation holds one WEC's CEL variables, built once per update. They are plain Go maps: CEL
-// selects fields of map[string]any and map[string]string directly, without wrapping them.
+// activation holds one WEC's CEL variables, converted once per update. The object-typed
+// variables are fieldsVals inside it; `obj` is the Table's plain map, which CEL reads directly.
 type activation struct {
 	t                                *Table
 	name                             string
-	inventory, returned, propagation map[string]any
+	inventory, returned, propagation fieldsVal
 }
 
 var _ interpreter.Activation = (*activation)(nil)
 
-// Shared empty inputs; CEL never modifies its inputs.
-var (
-	noLabels      = map[string]string{}
-	noPropagation = map[string]any{}
-)
+// noLabels is the labels of a WEC without inventory labels; CEL never modifies its inputs.
+var noLabels = types.DefaultTypeAdapter.NativeToValue(map[string]string{})
 
 func newActivation(t *Table, w WEC) *activation {
-	labels := w.Labels
-	if labels == nil {
-		labels = noLabels
-	}
-	prop := noPropagation
-	if w.LastUpdate != nil {
-		prop = map[string]any{fieldLastReturnedUpdateTimestamp: types.Timestamp{Time: w.LastUpdate.UTC()}}
-	}
-	return &activation{
+	adapter := types.DefaultTypeAdapter
+	a := &activation{
 		t:           t,
 		name:        w.Name,
-		inventory:   map[string]any{fieldName: w.Name, fieldLabels: labels},
-		returned:    map[string]any{fieldStatus: w.Status},
-		propagation: prop,
+		inventory:   fieldsVal{names: &inventoryFields, vals: [2]ref.Val{types.String(w.Name), noLabels}},
+		returned:    fieldsVal{names: &returnedFields, vals: [2]ref.Val{adapter.NativeToValue(w.Status)}},
+		propagation: fieldsVal{names: &propagationFields},
 	}
+	if w.Labels != nil {
+		a.inventory.vals[1] = adapter.NativeToValue(w.Labels)
+	}
+	if w.LastUpdate != nil {
+		a.propagation.vals[0] = types.Timestamp{Time: w.LastUpdate.UTC()}
+	}
+	return a
 }
 
 func (a *activation) ResolveName(name string) (any, bool) {
 	switch name {
 	case varInventory:
-		return a.inventory, true
+		return &a.inventory, true
 	case varObj:
 		return a.t.obj, true
 	case varReturned:
-		return a.returned, true
+		return &a.returned, true
 	case varPropagation:
-		return a.propagation, true
+		return &a.propagation, true
 	}
 	return nil, false
 }
 
 func (a *activation) Parent() interpreter.Activation { return nil }
 
-func eval(prg cel.Program, a *activation) (ref.Val, error) {
-	out, _, err := prg.Eval(a)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+func eval(e *expression, a *activation) (ref.Val, error) {
+	return e.eval(a)
 }
 
 // rowError is a row error of one WEC, without the WEC name (the row knows it).
@@ -254,10 +251,15 @@ func filterRow(c *Collector, a *activation) (bool, []rowError) {
 
 // colState is a Table's cache for one collector.
 type colState struct {
-	col    *Collector
-	rows   []rowState // aligned with Table.dests
-	groups map[string]*group
-	keyBuf []byte
+	col     *Collector
+	rows    []rowState // aligned with Table.dests
+	errRows int        // rows with errs
+	groups  map[string]*group
+	keyBuf  []byte
+
+	// Arenas for the rows' key values and subjects when all rows are evaluated at once.
+	keyArena  []jvalue
+	subjArena []subject
 
 	dirty  bool
 	result controlv1alpha1.NamedStatusCombination
@@ -283,6 +285,11 @@ type rowState struct {
 func (cs *colState) reset(t *Table) {
 	cs.rows = make([]rowState, len(t.dests))
 	cs.groups = map[string]*group{}
+	cs.errRows = 0
+	if !cs.col.isSelect() {
+		cs.keyArena = make([]jvalue, len(t.dests)*len(cs.col.groupBy))
+		cs.subjArena = make([]subject, len(t.dests)*len(cs.col.aggregates))
+	}
 	for i := range cs.rows {
 		cs.evalRow(t, i)
 	}
@@ -295,6 +302,7 @@ func (cs *colState) realign(t *Table, oldIdx map[string]int) {
 	old := cs.rows
 	cs.rows = make([]rowState, len(t.dests))
 	cs.groups = map[string]*group{}
+	cs.errRows = 0
 	for i, name := range t.dests {
 		j, ok := oldIdx[name]
 		if !ok {
@@ -302,6 +310,9 @@ func (cs *colState) realign(t *Table, oldIdx map[string]int) {
 			continue
 		}
 		cs.rows[i] = old[j]
+		if len(cs.rows[i].errs) > 0 {
+			cs.errRows++
+		}
 		if g := cs.rows[i].group; g != nil {
 			cs.rows[i].group = nil
 			cs.join(i, []byte(g.keyStr))
@@ -318,12 +329,23 @@ func (cs *colState) update(t *Table, i int) {
 			delete(cs.groups, g.keyStr)
 		}
 	}
+	if len(cs.rows[i].errs) > 0 {
+		cs.errRows--
+	}
 	cs.rows[i] = rowState{}
 	cs.evalRow(t, i)
 	cs.dirty = true
 }
 
+// evalRow evaluates row i, which must be zero.
 func (cs *colState) evalRow(t *Table, i int) {
+	cs.evalRowExprs(t, i)
+	if len(cs.rows[i].errs) > 0 {
+		cs.errRows++
+	}
+}
+
+func (cs *colState) evalRowExprs(t *Table, i int) {
 	c, a, r := cs.col, t.rows[i], &cs.rows[i]
 	r.kept, r.errs = filterRow(c, a)
 	if !r.kept || c.isSelect() {
@@ -331,7 +353,7 @@ func (cs *colState) evalRow(t *Table, i int) {
 	}
 	keyOK := true
 	if len(c.groupBy) > 0 {
-		r.key = make([]jvalue, len(c.groupBy))
+		r.key = take(&cs.keyArena, len(c.groupBy))
 	}
 	for k, g := range c.groupBy {
 		out, err := eval(g.prg, a)
@@ -347,7 +369,7 @@ func (cs *colState) evalRow(t *Table, i int) {
 		r.key = nil
 		return
 	}
-	r.subjects = make([]subject, len(c.aggregates))
+	r.subjects = take(&cs.subjArena, len(c.aggregates))
 	for k, ag := range c.aggregates {
 		if ag.prg == nil {
 			continue
@@ -365,6 +387,16 @@ func (cs *colState) evalRow(t *Table, i int) {
 		cs.keyBuf = appendKey(cs.keyBuf, &r.key[k])
 	}
 	cs.join(i, cs.keyBuf)
+}
+
+// take returns n zero elements from the front of an arena, or new ones when it is used up.
+func take[T any](arena *[]T, n int) []T {
+	if len(*arena) < n {
+		return make([]T, n)
+	}
+	out := (*arena)[:n:n]
+	*arena = (*arena)[n:]
+	return out
 }
 
 // join adds row i to the group with the given key.
@@ -403,22 +435,28 @@ func (cs *colState) evalCells(t *Table, i int) {
 func (cs *colState) compute(t *Table) controlv1alpha1.NamedStatusCombination {
 	res := controlv1alpha1.NamedStatusCombination{Name: cs.col.name, ColumnNames: cs.col.columnNames}
 	if cs.col.isSelect() {
+		seen := 0 // rows with errs seen so far
 		for i := range cs.rows {
 			r := &cs.rows[i]
-			if r.kept && int64(len(res.Rows)) < cs.col.limit {
+			full := int64(len(res.Rows)) >= cs.col.limit
+			if full && (seen == cs.errRows || len(res.Errors) == MaxRowErrors) {
+				break
+			}
+			if r.kept && !full {
 				cs.evalCells(t, i)
 				res.Rows = append(res.Rows, controlv1alpha1.StatusCombinationRow{Columns: r.cells})
 				res.Errors = errorsOf(t.dests[i], r.cellErrs, res.Errors)
 			}
-			res.Errors = errorsOf(t.dests[i], r.errs, res.Errors)
+			if len(r.errs) > 0 {
+				seen++
+				res.Errors = errorsOf(t.dests[i], r.errs, res.Errors)
+			}
 		}
 		return res
 	}
-	for i := range cs.rows {
-		if len(res.Errors) == MaxRowErrors {
-			break
-		}
+	for i, seen := 0, 0; i < len(cs.rows) && seen < cs.errRows && len(res.Errors) < MaxRowErrors; i++ {
 		if r := &cs.rows[i]; len(r.errs) > 0 {
+			seen++
 			res.Errors = errorsOf(t.dests[i], r.errs, res.Errors)
 		}
 	}
