@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -99,6 +100,7 @@ type Aggregator struct {
 	wds      client.Client // writes, and typed reads through the manager's cache
 	wdsCache cache.Cache
 	its      cluster.Cluster
+	mapper   meta.RESTMapper
 	recorder events.EventRecorder
 
 	compiler *collector.Compiler
@@ -110,10 +112,13 @@ type Aggregator struct {
 	policies *coalescingQueue[string]
 	kinds    *coalescingQueue[kindKey]
 
-	tables    tableStore
-	returned  returnMemo
-	pruners   prunerCache
-	pending   eventTimes
+	tables   tableStore
+	returned returnMemo
+	pruners  prunerCache
+	pending  eventTimes
+	// aggregationPolicies: the AggregationPolicy kind is served and watched.
+	aggregationPolicies bool
+
 	watchesMu sync.Mutex
 	watches   map[string]bool // GVR strings with an event handler
 }
@@ -159,6 +164,7 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		wds:      mgr.GetClient(),
 		wdsCache: mgr.GetCache(),
 		its:      its,
+		mapper:   mgr.GetRESTMapper(),
 		recorder: mgr.GetEventRecorder(FieldManager),
 		compiler: compiler,
 		engine:   engine,

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 )
 
 // kindKey is a work item for one of statusfold's own objects whose status it maintains.
@@ -25,6 +26,7 @@ type kindKey struct {
 const (
 	kindStatusCollector   = "StatusCollector"
 	kindContentClassifier = "ContentClassifier"
+	kindAggregationPolicy = "AggregationPolicy"
 )
 
 // handlerFuncs adapts one function, called with the old and new object (either may be nil), to an
@@ -71,12 +73,44 @@ func (a *Aggregator) registerHandlers(ctx context.Context) error {
 		{wds, &controlv1alpha1.CombinedStatus{}, a.onCombinedStatus},
 		{wds, &corev1.Namespace{}, a.onNamespace},
 	}
+	// AggregationPolicy is statusfold's own kind: watched only where its CRD is installed.
+	if _, err := a.mapper.RESTMapping(policyv1alpha1.GroupVersion.WithKind(kindAggregationPolicy).GroupKind()); err == nil {
+		regs = append(regs, struct {
+			c   cache.Cache
+			obj client.Object
+			f   func(o, n client.Object)
+		}{wds, &policyv1alpha1.AggregationPolicy{}, a.onAggregationPolicy})
+		a.aggregationPolicies = true
+	} else {
+		a.log.Info("AggregationPolicy kind not served: built-in aggregation modules only", "reason", err.Error())
+	}
 	for _, r := range regs {
 		if err := addHandler(ctx, r.c, r.obj, r.f); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// onAggregationPolicy: the policy's status, the engine's modules, and every bound object of the
+// policy's target group (the engine decides per kind).
+func (a *Aggregator) onAggregationPolicy(o, n client.Object) {
+	a.kinds.Add(kindKey{Kind: kindAggregationPolicy, Name: nameOf(o, n)})
+}
+
+// enqueueGroup queues every bound object of an API group.
+func (a *Aggregator) enqueueGroup(ctx context.Context, group string) {
+	var bindings controlv1alpha1.BindingList
+	if err := a.wdsCache.List(ctx, &bindings); err != nil {
+		return
+	}
+	for i := range bindings.Items {
+		for _, bo := range boundObjects(&bindings.Items[i].Spec) {
+			if bo.GVR.Group == group {
+				a.objects.Add(bo.Key())
+			}
+		}
+	}
 }
 
 func nameOf(o, n client.Object) string {
@@ -219,13 +253,7 @@ func (a *Aggregator) enqueueAllPolicies(ctx context.Context) {
 		a.policies.Add(list.Items[i].Name)
 	}
 	if a.opts.BindingResolution == BindingResolutionExternal {
-		var bl controlv1alpha1.BindingList
-		if err := a.wdsCache.List(ctx, &bl); err != nil {
-			return
-		}
-		for i := range bl.Items {
-			a.enqueueBound(&bl.Items[i].Spec)
-		}
+		a.enqueueAllBound(ctx)
 	}
 }
 
@@ -240,6 +268,14 @@ func (a *Aggregator) enqueueAllKinds(ctx context.Context) {
 	if err := a.wdsCache.List(ctx, &ccs); err == nil {
 		for i := range ccs.Items {
 			a.kinds.Add(kindKey{Kind: kindContentClassifier, Name: ccs.Items[i].Name})
+		}
+	}
+	if a.aggregationPolicies {
+		var aps policyv1alpha1.AggregationPolicyList
+		if err := a.wdsCache.List(ctx, &aps); err == nil {
+			for i := range aps.Items {
+				a.kinds.Add(kindKey{Kind: kindAggregationPolicy, Name: aps.Items[i].Name})
+			}
 		}
 	}
 }
@@ -260,4 +296,15 @@ func (a *Aggregator) ensureWatch(ctx context.Context, info resourceInfo) error {
 	a.watches[key] = true
 	a.log.V(1).Info("watching workload resource", "resource", key)
 	return nil
+}
+
+// enqueueAllBound queues every object of every Binding.
+func (a *Aggregator) enqueueAllBound(ctx context.Context) {
+	var bindings controlv1alpha1.BindingList
+	if err := a.wdsCache.List(ctx, &bindings); err != nil {
+		return
+	}
+	for i := range bindings.Items {
+		a.enqueueBound(&bindings.Items[i].Spec)
+	}
 }

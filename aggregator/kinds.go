@@ -14,11 +14,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 	"github.com/statusfold/statusfold/policy/classifier"
 )
 
 // +kubebuilder:rbac:groups=control.kubestellar.io,resources=statuscollectors/status,verbs=get;patch
 // +kubebuilder:rbac:groups=control.kubestellar.io,resources=contentclassifiers/status,verbs=get;patch
+// +kubebuilder:rbac:groups=policy.statusfold.dev,resources=aggregationpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=policy.statusfold.dev,resources=aggregationpolicies/status,verbs=get;patch
 
 // reconcileKind maintains the status of a StatusCollector or ContentClassifier: the problems the
 // engines find in its spec (objects that got in while the webhook was away, or that the engines
@@ -46,8 +49,33 @@ func (a *Aggregator) reconcileKind(ctx context.Context, k kindKey) error {
 			a.metrics.errors.WithLabelValues("classifier").Inc()
 		}
 		return a.applyValidity(ctx, &cc, "ContentClassifier", cc.Status.ObservedGeneration, cc.Status.Errors, cc.Status.Conditions, errs)
+	case kindAggregationPolicy:
+		return a.reconcileAggregationPolicy(ctx, k.Name)
 	}
 	return nil
+}
+
+// reconcileAggregationPolicy installs a valid AggregationPolicy in the engine (an invalid one is
+// ignored: the kind's built-in module applies), reports its validity, and re-evaluates the objects
+// of its target group.
+func (a *Aggregator) reconcileAggregationPolicy(ctx context.Context, name string) error {
+	var ap policyv1alpha1.AggregationPolicy
+	if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: name}, &ap); err != nil {
+		if apierrors.IsNotFound(err) {
+			a.engine.RemovePolicy(name)
+			a.enqueueAllBound(ctx)
+		}
+		return ignoreNotFound(err)
+	}
+	errs := a.engine.SetPolicy(&ap)
+	if len(errs) > 0 {
+		a.engine.RemovePolicy(name)
+		a.metrics.errors.WithLabelValues("aggregationpolicy").Inc()
+	}
+	a.enqueueGroup(ctx, ap.Spec.Target.Group)
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(policyv1alpha1.GroupVersion.WithKind(kindAggregationPolicy))
+	return a.applyValidityAs(ctx, &ap, u, ap.Status.ObservedGeneration, ap.Status.Errors, ap.Status.Conditions, errs)
 }
 
 func ignoreNotFound(err error) error {
@@ -61,6 +89,15 @@ func ignoreNotFound(err error) error {
 // current status, and an event for a newly invalid spec.
 func (a *Aggregator) applyValidity(ctx context.Context, obj client.Object, kind string, observed int64, curErrs []string,
 	curConds []metav1.Condition, errs field.ErrorList) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(controlv1alpha1.GroupVersion.WithKind(kind))
+	return a.applyValidityAs(ctx, obj, u, observed, curErrs, curConds, errs)
+}
+
+// applyValidityAs is applyValidity with the apply object's apiVersion and kind already set in u.
+func (a *Aggregator) applyValidityAs(ctx context.Context, obj client.Object, u *unstructured.Unstructured, observed int64, curErrs []string,
+	curConds []metav1.Condition, errs field.ErrorList) error {
+	kind := u.GetKind()
 	msgs := errorStrings(errs)
 	cond := metav1.Condition{Type: controlv1alpha1.ConditionValid, Status: metav1.ConditionTrue, Reason: "Valid",
 		Message: "the spec passed validation", ObservedGeneration: obj.GetGeneration()}
@@ -78,8 +115,6 @@ func (a *Aggregator) applyValidity(ctx context.Context, obj client.Object, kind 
 	if len(errs) > 0 {
 		a.recorder.Eventf(obj, nil, corev1.EventTypeWarning, "InvalidSpec", "Validate", "%s", cond.Message)
 	}
-	u := &unstructured.Unstructured{Object: map[string]any{}}
-	u.SetGroupVersionKind(controlv1alpha1.GroupVersion.WithKind(kind))
 	u.SetName(obj.GetName())
 	status := map[string]any{"observedGeneration": obj.GetGeneration()}
 	if len(msgs) > 0 {

@@ -418,7 +418,7 @@ func (a *Aggregator) computeReturn(in *objectInputs, q []string) (map[string]any
 		wecs = append(wecs, w)
 	}
 	gk := schema.GroupKind{Group: in.info.GVR.Group, Kind: in.info.Kind}
-	return a.engine.Returned(gk, in.obj.Object, wecs)
+	return a.engine.Returned(gk, objectWithoutStatus(in.obj), wecs)
 }
 
 // writeReturn brings the object's executing-count label and status to what is wanted, with

@@ -17,6 +17,7 @@ import (
 
 	"github.com/statusfold/statusfold/aggregator"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 	"github.com/statusfold/statusfold/test/framework"
 )
 
@@ -42,6 +43,8 @@ func TestController(t *testing.T) {
 	t.Run("ContentClassifierPruning", func(t *testing.T) { testPruning(t, c) })
 	t.Run("TwoPolicies", func(t *testing.T) { testTwoPolicies(t, c) })
 	t.Run("ClusterScoped", func(t *testing.T) { testClusterScoped(t, c) })
+	t.Run("WildcardPolicy", func(t *testing.T) { testWildcard(t, c) })
+	t.Run("AggregationPolicy", func(t *testing.T) { testAggregationPolicy(t, c) })
 }
 
 func seedCollectors() []client.Object {
@@ -561,4 +564,105 @@ func destNames(b *controlv1alpha1.Binding) []string {
 		out = append(out, d.ClusterId)
 	}
 	return out
+}
+
+// testWildcard: the seed's policy shape, objectSelectors alone, selects objects of every resource
+// (discovery-wide watches).
+func testWildcard(t *testing.T, c client.Client) {
+	ns := "wildcard"
+	lbl := map[string]string{"app.kubernetes.io/name": "wild"}
+	d := deployment(t, c, ns, "web", 1, lbl)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg", Labels: lbl}}
+	other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "unlabelled"}}
+	create(t, c, cm, other)
+	bp := policy(ns, []string{"wec1"})
+	bp.Spec.Downsync = []controlv1alpha1.DownsyncPolicyClause{{
+		DownsyncObjectTest: controlv1alpha1.DownsyncObjectTest{ObjectSelectors: []metav1.LabelSelector{{MatchLabels: lbl}}},
+		DownsyncModulation: controlv1alpha1.DownsyncModulation{StatusCollectors: []string{"count-wecs"}},
+	}}
+	create(t, c, bp)
+	expectResult(t, c, d, ns, ns, "count-wecs", [][]string{{"1"}})
+	expectResult(t, c, cm, ns, ns, "count-wecs", [][]string{{"1"}})
+	var b controlv1alpha1.Binding
+	if err := c.Get(context.Background(), client.ObjectKey{Name: ns}, &b); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range b.Spec.Workload.NamespaceScope {
+		names = append(names, o.Resource+"/"+o.Name)
+	}
+	if !slices.Equal(names, []string{"configmaps/cfg", "deployments/web"}) {
+		t.Errorf("binding lists %v, want [configmaps/cfg deployments/web]", names)
+	}
+}
+
+// testAggregationPolicy: a valid AggregationPolicy replaces the kind's module in the manager; an
+// invalid one is reported in its status and ignored.
+func testAggregationPolicy(t *testing.T, c client.Client) {
+	ns := "aggpol"
+	ensureNamespace(t, c, ns)
+	sel := map[string]string{"app": "rs"}
+	replicas := int32(2)
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rs"},
+		Spec: appsv1.ReplicaSetSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: sel},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}}}
+	create(t, c, rs)
+	create(t, c, policy(ns, []string{"wec1", "wec2"}, clause("apps", "replicasets", ns, nil, multi)))
+	ref := controlv1alpha1.SourceRef{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet", Namespace: ns, Name: "rs"}
+	for _, w := range []string{"wec1", "wec2"} {
+		report(t, c, w, ref, map[string]any{"replicas": 2, "readyReplicas": 2, "observedGeneration": 1}, applied(1))
+	}
+	replicasOf := func() (int64, error) {
+		u, err := getObject(c, rs, ns, "rs")
+		if err != nil {
+			return 0, err
+		}
+		n, _, _ := unstructured.NestedInt64(u.Object, "status", "replicas")
+		return n, nil
+	}
+	eventually(t, "built-in aggregate", func() error {
+		if n, err := replicasOf(); err != nil || n != 2 {
+			return fmt.Errorf("replicas %d (%v)", n, err)
+		}
+		return nil
+	})
+	valid := &policyv1alpha1.AggregationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "replicasets-fixed"},
+		Spec: policyv1alpha1.AggregationPolicySpec{Target: policyv1alpha1.TargetKind{Group: "apps", Kind: "ReplicaSet"},
+			Rego: "package statusfold.user.replicasets\n\nstatus := {\"replicas\": 42}\n"}}
+	invalid := &policyv1alpha1.AggregationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "broken-rego"},
+		Spec: policyv1alpha1.AggregationPolicySpec{Target: policyv1alpha1.TargetKind{Group: "apps", Kind: "StatefulSet"},
+			Rego: "package statusfold.user.broken\n\nstatus := {\n"}}
+	create(t, c, valid, invalid)
+	eventually(t, "the user module's aggregate", func() error {
+		if n, err := replicasOf(); err != nil || n != 42 {
+			return fmt.Errorf("replicas %d (%v)", n, err)
+		}
+		return nil
+	})
+	eventually(t, "AggregationPolicy validity in status", func() error {
+		for name, want := range map[string]metav1.ConditionStatus{"replicasets-fixed": metav1.ConditionTrue, "broken-rego": metav1.ConditionFalse} {
+			var ap policyv1alpha1.AggregationPolicy
+			if err := c.Get(context.Background(), client.ObjectKey{Name: name}, &ap); err != nil {
+				return err
+			}
+			cond := findCondition(ap.Status.Conditions, controlv1alpha1.ConditionValid)
+			if cond == nil || cond.Status != want || ap.Status.ObservedGeneration != ap.Generation {
+				return fmt.Errorf("%s: status %+v", name, ap.Status)
+			}
+			if want == metav1.ConditionFalse && (len(ap.Status.Errors) == 0 || !strings.Contains(ap.Status.Errors[0], "spec.rego")) {
+				return fmt.Errorf("%s: errors %v", name, ap.Status.Errors)
+			}
+		}
+		return nil
+	})
+	if err := c.Delete(context.Background(), valid); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "built-in aggregate again", func() error {
+		if n, err := replicasOf(); err != nil || n != 2 {
+			return fmt.Errorf("replicas %d (%v)", n, err)
+		}
+		return nil
+	})
 }
