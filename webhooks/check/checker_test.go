@@ -199,7 +199,8 @@ func TestBindingPolicy(t *testing.T) {
 	listSum := collectorObj("list-sum", agg("s", controlv1alpha1.AggregatorTypeSum, "returned.status.conditions"))
 	jobs := collectorObj("jobs", agg("ok", controlv1alpha1.AggregatorTypeSum, "returned.status.succeeded"), agg("bad", controlv1alpha1.AggregatorTypeMax, "returned.status.succeded"))
 	invalid := collectorObj("invalid", sel("a", "inventory.nmae"))
-	getter := collectorMap(readyCount, good, specTypo, objStatus, inComprehension, listSum, jobs, invalid)
+	dynIndex := collectorObj("dyn-index", sel("t", "returned.status.conditions[size(returned.status.conditions) - 1].typ"))
+	getter := collectorMap(readyCount, good, specTypo, objStatus, inComprehension, listSum, jobs, invalid, dynIndex)
 	d0 := field.NewPath("spec", "downsync").Index(0)
 
 	tests := []struct {
@@ -214,10 +215,13 @@ func TestBindingPolicy(t *testing.T) {
 		}},
 		{name: "misspelt obj fields", bp: policy("p", clause(group("apps"), res("deployments"), uses("spec-typo"))), wantWarnings: []string{
 			`collector "spec-typo": spec.select[0].def: no such field 'replicaz' in apps/v1 Deployment .spec`,
-			`collector "spec-typo": spec.select[1].def: undefined field 'imagee' (with obj and returned.status typed as apps/v1 Deployment)`,
+			`collector "spec-typo": spec.select[1].def: no such field 'imagee' in apps/v1 Deployment .spec.template.spec.containers[0]`,
 		}},
 		{name: "obj has no status", bp: policy("p", clause(group("apps"), res("deployments"), uses("obj-status"))), wantWarnings: []string{
 			`collector "obj-status": spec.select[0].def: no such field 'status' in apps/v1 Deployment as obj (obj has no .status: use returned.status)`,
+		}},
+		{name: "computed index", bp: policy("p", clause(group("apps"), res("deployments"), uses("dyn-index"))), wantWarnings: []string{
+			`collector "dyn-index": spec.select[0].def: no such field 'typ' in apps/v1 Deployment .status.conditions[…]`,
 		}},
 		{name: "comprehension variable", bp: policy("p", clause(group("apps"), res("deployments"), uses("in-comprehension"))), wantWarnings: []string{
 			`collector "in-comprehension": spec.select[0].def: undefined field 'typo' (with obj and returned.status typed as apps/v1 Deployment)`,

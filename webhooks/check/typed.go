@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/cel-go/common"
 	"github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/parser"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apiservercel "k8s.io/apiserver/pkg/cel"
@@ -157,14 +158,24 @@ func fieldOwner(a *ast.AST, line, col int, fieldName string, gvk schema.GroupVer
 	if found == nil {
 		return "", false
 	}
+	// The chain of selections and constant indexes down to a variable, e.g. ["obj", ".spec",
+	// ".containers", "[0]"].
 	var chain []string
 	for e := found.AsSelect().Operand(); ; {
-		switch e.Kind() {
-		case ast.SelectKind:
-			chain = append([]string{e.AsSelect().FieldName()}, chain...)
+		switch {
+		case e.Kind() == ast.SelectKind:
+			chain = append([]string{"." + e.AsSelect().FieldName()}, chain...)
 			e = e.AsSelect().Operand()
 			continue
-		case ast.IdentKind:
+		case e.Kind() == ast.CallKind && e.AsCall().FunctionName() == operators.Index && len(e.AsCall().Args()) == 2:
+			idx := "[…]"
+			if arg := e.AsCall().Args()[1]; arg.Kind() == ast.LiteralKind {
+				idx = fmt.Sprintf("[%v]", arg.AsLiteral().Value())
+			}
+			chain = append([]string{idx}, chain...)
+			e = e.AsCall().Args()[0]
+			continue
+		case e.Kind() == ast.IdentKind:
 			chain = append([]string{e.AsIdent()}, chain...)
 		default:
 			return "", false
@@ -179,9 +190,9 @@ func fieldOwner(a *ast.AST, line, col int, fieldName string, gvk schema.GroupVer
 		if len(chain) == 1 {
 			return kind, true
 		}
-		return kind + " ." + strings.Join(chain[1:], "."), true
-	case len(chain) >= 2 && chain[0] == "returned" && chain[1] == "status":
-		return kind + " ." + strings.Join(chain[1:], "."), true
+		return kind + " " + strings.Join(chain[1:], ""), true
+	case len(chain) >= 2 && chain[0] == "returned" && chain[1] == ".status":
+		return kind + " " + strings.Join(chain[1:], ""), true
 	}
 	return "", false
 }
