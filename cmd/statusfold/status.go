@@ -324,8 +324,8 @@ func wecHealth(gk schema.GroupKind, obj *unstructured.Unstructured, ws *controlv
 	case ws.StatusDetails.WECGeneration != nil:
 		copyObj.SetGeneration(*ws.StatusDetails.WECGeneration)
 	default:
-		if og, ok, _ := unstructured.NestedInt64(copyObj.Object, "status", "observedGeneration"); ok {
-			copyObj.SetGeneration(og)
+		if og, ok := st["observedGeneration"].(float64); ok {
+			copyObj.SetGeneration(int64(og))
 		}
 	}
 	res, _, err := health.Of(gk, copyObj.Object)
