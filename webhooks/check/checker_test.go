@@ -276,3 +276,36 @@ func TestBindingPolicyUnknownCollector(t *testing.T) {
 		t.Errorf("unknown collectors must not warn: %q", warnings)
 	}
 }
+
+// TestCRDSchemas loads CRD manifests as `statusfold validate --schemas` does and checks that
+// parts a CRD leaves open (a preserve-unknown-fields status) accept any path while declared
+// parts are checked.
+func TestCRDSchemas(t *testing.T) {
+	s, err := LoadSchemas("../../config/crd/bases")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gvk, err := s.KindFor(schema.GroupVersionResource{Group: "control.kubestellar.io", Version: "v1alpha1", Resource: "workstatuses"})
+	if err != nil || gvk.Kind != "WorkStatus" {
+		t.Fatalf("KindFor workstatuses: %v, %v", gvk, err)
+	}
+	c, err := New(Options{Mapper: s, Schemas: s, Collectors: collectorMap(
+		collectorObj("open-status", sel("x", "returned.status.anything.at.all")),
+		collectorObj("declared", sel("g", "obj.statusDetails.lastGenerationn")),
+	)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, warnings := c.ContentClassifier(cc("workstatuses.v1alpha1.control.kubestellar.io", nil,
+		ptrs{{"status", "anything", "0"}, {"statusDetails", "lastGenerationn"}}))
+	want := []string{`spec.dontPropagatePointers[1]: control.kubestellar.io/v1alpha1 WorkStatus has no field "lastGenerationn" at "/statusDetails", so this pointer matches nothing`}
+	if diff := cmp.Diff(want, warnings); diff != "" {
+		t.Errorf("classifier warnings (-want +got):\n%s", diff)
+	}
+	_, warnings = c.BindingPolicy(context.Background(), policy("p",
+		clause(group("control.kubestellar.io"), res("workstatuses"), uses("open-status", "declared"))))
+	want = []string{`collector "declared": spec.select[0].def: no such field 'lastGenerationn' in control.kubestellar.io/v1alpha1 WorkStatus .statusDetails`}
+	if diff := cmp.Diff(want, warnings); diff != "" {
+		t.Errorf("policy warnings (-want +got):\n%s", diff)
+	}
+}
