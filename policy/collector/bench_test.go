@@ -73,6 +73,26 @@ func BenchmarkFullAggregate(b *testing.B) {
 	}
 }
 
+// BenchmarkFullAggregateCELOnly is BenchmarkFullAggregate with expressions that are not plain
+// field paths, so every expression runs as a CEL program (no direct field reads).
+func BenchmarkFullAggregateCELOnly(b *testing.B) {
+	c := newTestCompiler(b)
+	col := mustCompile(b, c, statusCollector("by-region", withFilter("returned.status.readyReplicas > 0"),
+		withGroupBy("region", "inventory.labels['region'] + ''"), withCount("count"),
+		withAgg("available", sum, "returned.status.availableReplicas + 0")))
+	for _, n := range benchSizes {
+		wecs := benchWECs(n)
+		b.Run(fmt.Sprintf("wecs=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				res := Evaluate(benchObj, wecs, []*Collector{col})
+				if len(res[0].Rows) != 4 {
+					b.Fatalf("unexpected result %v", res)
+				}
+			}
+		})
+	}
+}
+
 func BenchmarkFullSelect(b *testing.B) {
 	c := newTestCompiler(b)
 	for _, n := range benchSizes {
