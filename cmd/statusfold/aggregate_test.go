@@ -109,6 +109,7 @@ func TestPolicyTestCommand(t *testing.T) {
 		{"verbose lists them", []string{"policy", "test", "-v"}, []string{"PASS statusfold.builtin.pod_test.test_crashloop_is_degraded"}, false},
 		{"a failing user test", []string{"policy", "test", td + "failing_test.rego"}, []string{"FAIL mytests.test_ready_is_max", ", 1 failed"}, true},
 		{"a valid policy file", []string{"policy", "test", "-v", td + "policy-max.yaml"}, []string{"PASS " + td + "policy-max.yaml: compiles, 1 examples"}, false},
+		{"the docs' example policy", []string{"policy", "test", "-v", td + "policy-sum-ready.yaml"}, []string{"PASS " + td + "policy-sum-ready.yaml: compiles, 1 examples"}, false},
 		{"a bad policy file", []string{"policy", "test", td + "policy-bad.yaml"}, []string{"FAIL " + td + "policy-bad.yaml: spec.rego", "undefined function http.send"}, true},
 	}
 	for _, tc := range cases {

@@ -3,6 +3,7 @@ package aggregation
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -479,5 +480,46 @@ func TestBuiltinRegoTests(t *testing.T) {
 		if !r.Pass() {
 			t.Errorf("%s.%s: %v %v", r.Package, r.Name, r.Fail, r.Error)
 		}
+	}
+}
+
+// TestConcurrentUse runs Returned from several goroutines while policies come and go (run with
+// -race); every result must be one of the two valid answers.
+func TestConcurrentUse(t *testing.T) {
+	e := newEngine(t)
+	wecs := []WEC{{Name: "a", Status: map[string]any{"n": int64(1)}}, {Name: "b", Status: map[string]any{"n": int64(5)}}}
+	done := make(chan struct{})
+	errs := make(chan string, 8)
+	for g := 0; g < 4; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range 200 {
+				got, err := e.Returned(gkWidget, map[string]any{}, wecs)
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				if n := got["n"]; n != int64(1) && n != int64(5) {
+					errs <- fmt.Sprintf("n = %v", n)
+					return
+				}
+			}
+		}()
+	}
+	for i := range 50 {
+		if i%2 == 0 {
+			if errs := e.SetPolicy(policy("p-max", "Widget", maxModule)); len(errs) > 0 {
+				t.Fatal(errs)
+			}
+		} else {
+			e.RemovePolicy("p-max")
+		}
+	}
+	for range 4 {
+		<-done
+	}
+	close(errs)
+	for msg := range errs {
+		t.Error(msg)
 	}
 }

@@ -100,6 +100,9 @@ func compileModule(name, src string, lim limits) (*module, error) {
 	caps := SandboxCapabilities()
 	c := ast.NewCompiler().WithCapabilities(caps).WithEnablePrintStatements(false)
 	mods := map[string]*ast.Module{name: parsed}
+	if libraryModules(); libErr != nil {
+		return nil, libErr
+	}
 	for n, lib := range libraryModules() {
 		if n != name {
 			mods[n] = lib
@@ -160,22 +163,33 @@ func compileModule(name, src string, lim limits) (*module, error) {
 	return m, nil
 }
 
-// libraryFile is the built-in helper module every module (built-in or user) may import as
-// data.statusfold.builtin.health.
-const libraryFile = "health.rego"
-
+// libraryModules are the built-in modules (and the helper package data.statusfold.builtin.health)
+// compiled alongside every module, built-in or user, so that modules can import them.
 var (
 	libOnce sync.Once
 	libMods map[string]*ast.Module
+	libErr  error
 )
 
 func libraryModules() map[string]*ast.Module {
 	libOnce.Do(func() {
-		src, err := builtinFS.ReadFile("modules/" + libraryFile)
+		srcs, err := BuiltinSources()
 		if err != nil {
-			panic(err) // embedded at build time
+			libErr = err
+			return
 		}
-		libMods = map[string]*ast.Module{"builtin/" + libraryFile: ast.MustParseModuleWithOpts(string(src), ast.ParserOptions{RegoVersion: ast.RegoV1})}
+		libMods = map[string]*ast.Module{}
+		for n, src := range srcs {
+			if strings.HasSuffix(n, "_test.rego") {
+				continue
+			}
+			m, err := ast.ParseModuleWithOpts("builtin/"+n, src, ast.ParserOptions{RegoVersion: ast.RegoV1})
+			if err != nil {
+				libErr = fmt.Errorf("built-in module %s: %w", n, err)
+				return
+			}
+			libMods["builtin/"+n] = m
+		}
 	})
 	return libMods
 }
