@@ -281,6 +281,11 @@ spec:
   - apiGroup: apps
     resources: [deployments]
     statusCollectors: [ready-count, not-there]
+  - apiGroup: example.com
+    resources: [widgets]
+    statusCollectors: [ready-count]
+  - resources: [deploymentz]
+    statusCollectors: [ready-count]
 ---
 apiVersion: control.kubestellar.io/v1alpha1
 kind: ContentClassifier
@@ -306,6 +311,8 @@ spec:
 		for _, w := range []string{
 			`Warning: collector "ready-count": spec.combinedFields[0].subject: no such field 'avaliableReplicas' in apps/v1 Deployment .status`,
 			`Warning: spec.downsync[0].statusCollectors[1]: StatusCollector "not-there" not found`,
+			`Warning: spec.downsync[1].resources[0]: resource "widgets" is not served in API group "example.com"`,
+			`Warning: spec.downsync[2].resources[0]: resource "deploymentz" is not served in any API group`,
 			`Warning: spec.dontPropagatePointers[0]: batch/v1 Job has no field "readyy" at "/status", so this pointer matches nothing`,
 			`Warning: metadata.name: resource "widgets" of example.com/v1 is not served; the classifier takes effect when it is`,
 			`Warning: spec.filter: is the constant false, so every row is dropped`,
