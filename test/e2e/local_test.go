@@ -326,6 +326,48 @@ func TestLocalDemo(t *testing.T) {
 		}
 	}
 
+	// Scriptable output, after waiting (with a progress display on stderr) for every WEC.
+	jsonCmd := exec.Command(bin, "status", "jobs.batch/pi", "-n", "demo", "--wait", "60s", "-o", "json")
+	jsonCmd.Env = append(os.Environ(), "KUBECONFIG="+kc)
+	jout, err := jsonCmd.Output()
+	if err != nil {
+		t.Fatalf("statusfold status -o json: %v", err)
+	}
+	var rep struct {
+		Object struct{ Kind, Resource string }
+		WECs   []struct {
+			Name     string
+			Reported bool
+			Health   struct{ Status string }
+		}
+		CombinedStatuses []struct {
+			BindingPolicy string
+			Results       []controlv1alpha1.NamedStatusCombination
+		}
+	}
+	if err := json.Unmarshal(jout, &rep); err != nil {
+		t.Fatalf("%v\n%s", err, jout)
+	}
+	wecHealth := map[string]string{}
+	for _, w := range rep.WECs {
+		wecHealth[w.Name] = w.Health.Status
+	}
+	wantHealth := map[string]string{"wec1": "Healthy", "wec2": "Healthy", "wec4": "Healthy", "wec5": "Degraded"}
+	if rep.Object.Kind != "Job" || rep.Object.Resource != "jobs" || fmt.Sprint(wecHealth) != fmt.Sprint(wantHealth) {
+		t.Errorf("status -o json: object %+v, WEC health %v, want Job/jobs and %v", rep.Object, wecHealth, wantHealth)
+	}
+	var outcomes [][]string
+	for _, cs := range rep.CombinedStatuses {
+		for _, res := range cs.Results {
+			if res.Name == "job-outcomes" {
+				outcomes = plain(res)
+			}
+		}
+	}
+	if want := [][]string{{"Complete", "3", "9", "0"}, {"Failed", "1", "0", "3"}}; fmt.Sprint(outcomes) != fmt.Sprint(want) {
+		t.Errorf("job-outcomes rows %v, want %v", outcomes, want)
+	}
+
 	// Ctrl-C stops everything: no child process, no listening port.
 	r.stop(t)
 	for pid, cmdline := range kids {
