@@ -77,27 +77,7 @@ func loadDocument(path string) (map[string]any, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("%s: not an object: %w", path, err)
 	}
-	return numbersToGo(m).(map[string]any), nil
-}
-
-func numbersToGo(v any) any {
-	switch t := v.(type) {
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i
-		}
-		f, _ := t.Float64()
-		return f
-	case map[string]any:
-		for k, x := range t {
-			t[k] = numbersToGo(x)
-		}
-	case []any:
-		for i, x := range t {
-			t[i] = numbersToGo(x)
-		}
-	}
-	return v
+	return aggregation.NormalizeNumbers(m).(map[string]any), nil
 }
 
 func groupKindOf(obj map[string]any) schema.GroupKind {

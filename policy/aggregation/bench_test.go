@@ -384,6 +384,6 @@ func naiveEval(b *testing.B, input map[string]any) map[string]any {
 	if len(rs) == 0 {
 		b.Fatal("naive module: undefined")
 	}
-	m, _ := normalize(rs[0].Expressions[0].Value).(map[string]any)
+	m, _ := NormalizeNumbers(rs[0].Expressions[0].Value).(map[string]any)
 	return m
 }

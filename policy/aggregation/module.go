@@ -2,7 +2,6 @@ package aggregation
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -233,7 +232,7 @@ func (m *module) eval(q *rego.PreparedEvalQuery, input ast.Value) (any, bool, er
 	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
 		return nil, false, nil
 	}
-	return normalize(rs[0].Expressions[0].Value), true, nil
+	return NormalizeNumbers(rs[0].Expressions[0].Value), true, nil
 }
 
 // toValue converts a JSON-like Go value to an OPA AST value once, so prepared queries need not.
@@ -241,25 +240,26 @@ func toValue(v any) (ast.Value, error) {
 	return ast.InterfaceToValue(v)
 }
 
-// normalize turns json.Number into int64 (when integral) or float64, recursively.
-func normalize(v any) any {
+// NormalizeNumbers returns v with every number as int64 when integral (int, int32, json.Number,
+// or a float64 without fraction) and float64 otherwise, recursively, in new maps and lists — the
+// form the engine and runtime.DeepCopyJSONValue work with, and in which 2 and 2.0 are one value.
+func NormalizeNumbers(v any) any {
 	switch t := v.(type) {
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i
-		}
-		f, _ := t.Float64()
-		return f
 	case map[string]any:
+		out := make(map[string]any, len(t))
 		for k, x := range t {
-			t[k] = normalize(x)
+			out[k] = NormalizeNumbers(x)
 		}
-		return t
+		return out
 	case []any:
+		out := make([]any, len(t))
 		for i, x := range t {
-			t[i] = normalize(x)
+			out[i] = NormalizeNumbers(x)
 		}
-		return t
+		return out
+	}
+	if n := toNum(v); n.ok {
+		return n.value()
 	}
 	return v
 }

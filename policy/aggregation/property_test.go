@@ -471,7 +471,7 @@ func gvFor(gk schema.GroupKind) string {
 func withStatus(obj, status map[string]any) map[string]any {
 	o := runtime.DeepCopyJSON(obj)
 	if status != nil {
-		o["status"] = runtime.DeepCopyJSONValue(jsonCompatible(status))
+		o["status"] = runtime.DeepCopyJSONValue(NormalizeNumbers(status))
 	}
 	return o
 }

@@ -1,7 +1,6 @@
 package aggregation
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -441,7 +440,7 @@ func (s *State) Result() (map[string]any, error) {
 
 // copyStatus is the one-WEC result: a copy, except observedGeneration (SPEC §5).
 func copyStatus(w *wecMeta, gen int64) map[string]any {
-	out := runtime.DeepCopyJSONValue(jsonCompatible(w.Status)).(map[string]any)
+	out := runtime.DeepCopyJSONValue(NormalizeNumbers(w.Status)).(map[string]any)
 	if _, has := out["observedGeneration"]; has {
 		out["observedGeneration"] = returnedGeneration(gen, w.current)
 	}
@@ -494,15 +493,17 @@ func (s *State) combinedResult() (map[string]any, error) {
 		return nil, err
 	}
 	v, ok, err := s.mod.eval(s.mod.finalizeQ, in)
-	if err != nil {
-		return nil, err
+	if err != nil || !ok {
+		return out, err
 	}
-	if !ok {
-		return out, nil
-	}
+	return s.asStatus(v, ruleFinalize)
+}
+
+// asStatus checks that a rule's value is an object.
+func (s *State) asStatus(v any, rule string) (map[string]any, error) {
 	m, isMap := v.(map[string]any)
 	if !isMap {
-		return nil, fmt.Errorf("%s: rule %s is %T, not an object", s.mod.name, ruleFinalize, v)
+		return nil, fmt.Errorf("%s: rule %s is %T, not an object", s.mod.name, rule, v)
 	}
 	return m, nil
 }
@@ -536,39 +537,14 @@ func (s *State) fullResult() (map[string]any, error) {
 	if !ok {
 		return nil, nil
 	}
-	m, isMap := v.(map[string]any)
-	if !isMap {
-		return nil, fmt.Errorf("%s: rule %s is %T, not an object", s.mod.name, ruleStatus, v)
+	m, err := s.asStatus(v, ruleStatus)
+	if err != nil {
+		return nil, err
 	}
 	if _, has := m["observedGeneration"]; has {
 		m["observedGeneration"] = returnedGeneration(s.gen, allCurrent)
 	}
 	return m, nil
-}
-
-// jsonCompatible converts a status that may hold json.Number or int into DeepCopyJSONValue's types.
-func jsonCompatible(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[k] = jsonCompatible(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = jsonCompatible(x)
-		}
-		return out
-	case int:
-		return int64(t)
-	case int32:
-		return int64(t)
-	case json.Number:
-		return normalize(t)
-	}
-	return v
 }
 
 // jsonSize estimates the JSON size of v, stopping early once it exceeds limit.

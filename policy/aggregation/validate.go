@@ -103,31 +103,9 @@ func compactJSON(v any) string {
 	if m, ok := v.(map[string]any); ok && m == nil {
 		return "null"
 	}
-	b, err := json.Marshal(canonicalNumbers(v))
+	b, err := json.Marshal(NormalizeNumbers(v))
 	if err != nil {
 		return fmt.Sprintf("%v", v)
 	}
 	return string(b)
-}
-
-// canonicalNumbers maps integral floats to int64 so 2 and 2.0 marshal alike.
-func canonicalNumbers(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[k] = canonicalNumbers(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = canonicalNumbers(x)
-		}
-		return out
-	}
-	if n := toNum(v); n.ok {
-		return n.value()
-	}
-	return v
 }
