@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,7 +22,7 @@ import (
 	"github.com/statusfold/statusfold/webhooks/check"
 )
 
-// +kubebuilder:rbac:groups=control.kubestellar.io,resources=statuscollectors,verbs=get;list;watch
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=statuscollectors,verbs=get
 
 // The URL paths the webhooks are served at (the manifests in config/webhook use them).
 const (
@@ -34,17 +33,20 @@ const (
 	PathValidateAggregationPolicy = "/validate-policy-statusfold-dev-v1alpha1-aggregationpolicy"
 )
 
-// DefaultSchemaTTL is how long OpenAPI schemas are reused before they are fetched again.
-const DefaultSchemaTTL = time.Minute
+// DefaultSchemaRecheck is how often, at most, the webhooks look for changed OpenAPI schemas.
+const DefaultSchemaRecheck = 10 * time.Second
 
 // Options configures Setup. The zero value is ready to use.
 type Options struct {
-	// SchemaTTL is how long the OpenAPI schema of a kind is cached; 0 means DefaultSchemaTTL.
-	SchemaTTL time.Duration
+	// SchemaRecheck is how often, at most, the apiserver's list of OpenAPI documents is read
+	// to see whether a schema changed (a changed document is fetched again; an unchanged one,
+	// and the typed CEL environment built from it, is reused); 0 means DefaultSchemaRecheck.
+	SchemaRecheck time.Duration
 	// DisableSchemaChecks turns off the warnings that need OpenAPI schemas.
 	DisableSchemaChecks bool
-	// Collectors overrides where BindingPolicy checks find StatusCollectors; nil means the
-	// manager's client (its cache).
+	// Collectors overrides where BindingPolicy checks find StatusCollectors; nil means live
+	// reads through the manager's API reader (not its cache: a BindingPolicy applied right
+	// after its collectors, as `kubectl apply -f dir` does, must see them).
 	Collectors check.CollectorGetter
 	// BuiltinCerts, when set, makes Setup create the serving certificate with a certs.Rotator
 	// (built-in CA, Secret, caBundle injection, rotation) and add the rotator to the manager.
@@ -98,18 +100,18 @@ func SetupBuiltinCerts(mgr ctrl.Manager, opts certs.Options) (*certs.Rotator, er
 func NewChecker(mgr ctrl.Manager, opts Options) (*check.Checker, error) {
 	co := check.Options{Collectors: opts.Collectors, Mapper: mgr.GetRESTMapper()}
 	if co.Collectors == nil {
-		co.Collectors = ClientCollectors(mgr.GetClient())
+		co.Collectors = ClientCollectors(mgr.GetAPIReader())
 	}
 	if !opts.DisableSchemaChecks {
 		disc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
 		if err != nil {
 			return nil, fmt.Errorf("webhooks: discovery client: %w", err)
 		}
-		ttl := opts.SchemaTTL
+		ttl := opts.SchemaRecheck
 		if ttl == 0 {
-			ttl = DefaultSchemaTTL
+			ttl = DefaultSchemaRecheck
 		}
-		co.Schemas = check.NewCachingResolver(&resolver.ClientDiscoveryResolver{Discovery: disc}, ttl)
+		co.Schemas = check.NewDiscoverySchemas(disc.OpenAPIV3(), ttl)
 	}
 	return check.New(co)
 }

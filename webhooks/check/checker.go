@@ -58,8 +58,9 @@ type Options struct {
 	// Mapper says which resources are served and what their kinds are (e.g. the manager's
 	// discovery-backed REST mapper).
 	Mapper ResourceMapper
-	// Schemas resolves a kind's OpenAPI schema with references populated (e.g. a
-	// CachingResolver around resolver.ClientDiscoveryResolver). Needs Mapper.
+	// Schemas resolves a kind's OpenAPI schema with references populated (DiscoverySchemas
+	// online, OfflineSchemas offline). It should return the same *spec.Schema while the schema
+	// is unchanged: typed CEL environments are cached by it. Needs Mapper.
 	Schemas resolver.SchemaResolver
 }
 

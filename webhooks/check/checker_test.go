@@ -3,14 +3,17 @@ package check
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/openapi"
 	"k8s.io/utils/ptr"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -307,5 +310,78 @@ func TestCRDSchemas(t *testing.T) {
 	want = []string{`collector "declared": spec.select[0].def: no such field 'lastGenerationn' in control.kubestellar.io/v1alpha1 WorkStatus .statusDetails`}
 	if diff := cmp.Diff(want, warnings); diff != "" {
 		t.Errorf("policy warnings (-want +got):\n%s", diff)
+	}
+}
+
+// fakeOpenAPI serves OpenAPI v3 documents from files, with a hash per document that a test can
+// change, like the apiserver's /openapi/v3 discovery.
+type fakeOpenAPI struct {
+	docs    map[string]string // discovery path -> file
+	hash    map[string]int
+	fetches int
+	lists   int
+}
+
+type fakeGV struct {
+	f    *fakeOpenAPI
+	path string
+	hash int // as of the Paths call, like the real client
+}
+
+func (g fakeGV) Schema(string) ([]byte, error) {
+	g.f.fetches++
+	return os.ReadFile(g.f.docs[g.path])
+}
+
+func (g fakeGV) ServerRelativeURL() string {
+	return fmt.Sprintf("/openapi/v3/%s?hash=%d", g.path, g.hash)
+}
+
+func (f *fakeOpenAPI) Paths() (map[string]openapi.GroupVersion, error) {
+	f.lists++
+	out := map[string]openapi.GroupVersion{}
+	for p := range f.docs {
+		out[p] = fakeGV{f, p, f.hash[p]}
+	}
+	return out, nil
+}
+
+func TestDiscoverySchemas(t *testing.T) {
+	f := &fakeOpenAPI{docs: map[string]string{"apis/apps/v1": "testdata/apps-v1.json"}, hash: map[string]int{"apis/apps/v1": 1}}
+	d := NewDiscoverySchemas(f, time.Minute)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	d.now = func() time.Time { return now }
+	deploy := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+
+	first, err := d.ResolveSchema(deploy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := first.Properties["status"].Properties["availableReplicas"]; !ok {
+		t.Fatal("resolved Deployment schema lacks status.availableReplicas")
+	}
+	again, _ := d.ResolveSchema(deploy)
+	now = now.Add(2 * time.Minute)
+	unchanged, _ := d.ResolveSchema(deploy)
+	if again != first || unchanged != first || f.fetches != 1 {
+		t.Errorf("unchanged document fetched %d times; same schema: %v %v", f.fetches, again == first, unchanged == first)
+	}
+	f.hash["apis/apps/v1"] = 2
+	stale, _ := d.ResolveSchema(deploy) // within the recheck interval: not seen yet
+	now = now.Add(2 * time.Minute)
+	changed, _ := d.ResolveSchema(deploy)
+	if stale != first || changed == first || f.fetches != 2 {
+		t.Errorf("changed document: fetches %d, stale reused %v, new schema %v", f.fetches, stale == first, changed != first)
+	}
+	lists := f.lists
+	if _, err := d.ResolveSchema(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}); err == nil {
+		t.Error("schema of an unknown group version resolved")
+	}
+	f.docs["apis/batch/v1"], f.hash["apis/batch/v1"] = "testdata/batch-v1.json", 1
+	if _, err := d.ResolveSchema(schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}); err != nil {
+		t.Errorf("a group version that appeared after a miss: %v", err)
+	}
+	if f.lists != lists+1 {
+		t.Errorf("list of documents read %d times after a miss, want once", f.lists-lists)
 	}
 }

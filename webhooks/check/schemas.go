@@ -12,53 +12,78 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
+	"k8s.io/client-go/openapi"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/yaml"
 )
 
-// CachingResolver keeps the schemas another resolver returns for a while, so that admission
-// requests reuse them (and the typed CEL environments built from them) instead of fetching and
-// decoding the OpenAPI document of a group version each time. Failures are not cached: a CRD
-// that was just installed is found on the next request. It is safe for concurrent use.
-type CachingResolver struct {
-	delegate resolver.SchemaResolver
-	ttl      time.Duration
-	now      func() time.Time
+// DiscoverySchemas resolves kinds' OpenAPI schemas from the apiserver's /openapi/v3 discovery.
+// It keeps each group version's document, and the schemas resolved from it, until the apiserver
+// publishes a new one (the hash in the document's URL changes), looking at the list of documents
+// at most once per Recheck. So a schema — and the typed CEL environment built from it — is reused
+// while unchanged, and a CRD installed or changed a moment ago is seen after at most Recheck. It
+// is safe for concurrent use.
+type DiscoverySchemas struct {
+	client  openapi.Client
+	recheck time.Duration
+	now     func() time.Time
 
 	mu      sync.Mutex
-	entries map[schema.GroupVersionKind]cachedSchema
+	paths   map[string]openapi.GroupVersion
+	checked time.Time
+	docs    map[string]*discoveredDoc // by discovery path, e.g. "apis/apps/v1"
 }
 
-type cachedSchema struct {
-	schema  *spec.Schema
-	fetched time.Time
+type discoveredDoc struct {
+	url     string
+	schemas *OfflineSchemas
 }
 
-var _ resolver.SchemaResolver = (*CachingResolver)(nil)
+var _ resolver.SchemaResolver = (*DiscoverySchemas)(nil)
 
-// NewCachingResolver caches delegate's schemas for ttl.
-func NewCachingResolver(delegate resolver.SchemaResolver, ttl time.Duration) *CachingResolver {
-	return &CachingResolver{delegate: delegate, ttl: ttl, now: time.Now, entries: map[schema.GroupVersionKind]cachedSchema{}}
+// NewDiscoverySchemas reads OpenAPI v3 documents through client (e.g.
+// discovery.DiscoveryInterface.OpenAPIV3()), looking for new versions at most once per recheck.
+func NewDiscoverySchemas(client openapi.Client, recheck time.Duration) *DiscoverySchemas {
+	return &DiscoverySchemas{client: client, recheck: recheck, now: time.Now, docs: map[string]*discoveredDoc{}}
 }
 
-// ResolveSchema returns the cached schema of gvk, fetching it when absent or older than the TTL.
-func (r *CachingResolver) ResolveSchema(gvk schema.GroupVersionKind) (*spec.Schema, error) {
-	r.mu.Lock()
-	e, ok := r.entries[gvk]
-	r.mu.Unlock()
-	if ok && r.now().Sub(e.fetched) < r.ttl {
-		return e.schema, nil
+// ResolveSchema returns the schema of gvk with its references populated.
+func (d *DiscoverySchemas) ResolveSchema(gvk schema.GroupVersionKind) (*spec.Schema, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.paths == nil || d.now().Sub(d.checked) >= d.recheck {
+		paths, err := d.client.Paths()
+		if err != nil {
+			return nil, err
+		}
+		d.paths, d.checked = paths, d.now()
 	}
-	s, err := r.delegate.ResolveSchema(gvk)
-	if err != nil {
-		return nil, err
+	path := "apis/" + gvk.Group + "/" + gvk.Version
+	if gvk.Group == "" {
+		path = "api/" + gvk.Version
 	}
-	r.mu.Lock()
-	r.entries[gvk] = cachedSchema{schema: s, fetched: r.now()}
-	r.mu.Unlock()
-	return s, nil
+	gv, ok := d.paths[path]
+	if !ok {
+		d.paths = nil // look again next time: the group version may be new
+		return nil, fmt.Errorf("no OpenAPI document for %s: %w", gvk.GroupVersion(), resolver.ErrSchemaNotFound)
+	}
+	doc := d.docs[path]
+	if doc == nil || doc.url != gv.ServerRelativeURL() {
+		js, err := gv.Schema(runtime.ContentTypeJSON)
+		if err != nil {
+			return nil, err
+		}
+		o := newOfflineSchemas()
+		if err := o.addOpenAPI(js); err != nil {
+			return nil, fmt.Errorf("OpenAPI document of %s: %w", gvk.GroupVersion(), err)
+		}
+		doc = &discoveredDoc{url: gv.ServerRelativeURL(), schemas: o}
+		d.docs[path] = doc
+	}
+	return doc.schemas.ResolveSchema(gvk)
 }
 
 // OfflineSchemas holds OpenAPI v3 documents and CRDs read from files, for `statusfold validate
@@ -83,12 +108,7 @@ var (
 // (`kubectl get --raw /openapi/v3/apis/apps/v1 > apps-v1.json`), and CustomResourceDefinition
 // manifests.
 func LoadSchemas(dir string) (*OfflineSchemas, error) {
-	o := &OfflineSchemas{
-		mapper:     meta.NewDefaultRESTMapper(nil),
-		components: map[string]*spec.Schema{},
-		roots:      map[schema.GroupVersionKind]string{},
-		resolved:   map[schema.GroupVersionKind]*spec.Schema{},
-	}
+	o := newOfflineSchemas()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -107,6 +127,15 @@ func LoadSchemas(dir string) (*OfflineSchemas, error) {
 		}
 	}
 	return o, nil
+}
+
+func newOfflineSchemas() *OfflineSchemas {
+	return &OfflineSchemas{
+		mapper:     meta.NewDefaultRESTMapper(nil),
+		components: map[string]*spec.Schema{},
+		roots:      map[schema.GroupVersionKind]string{},
+		resolved:   map[schema.GroupVersionKind]*spec.Schema{},
+	}
 }
 
 func (o *OfflineSchemas) add(data []byte) error {
