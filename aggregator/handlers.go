@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -238,8 +239,19 @@ func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 			return
 		}
 		a.objects.Add(ObjectKey{Group: info.GVR.Group, Resource: info.GVR.Resource, Namespace: obj.GetNamespace(), Name: obj.GetName()})
-		if a.opts.BindingResolution == BindingResolutionInternal {
-			a.enqueueAllPolicies(context.Background())
+		if a.opts.BindingResolution != BindingResolutionInternal {
+			return
+		}
+		var list controlv1alpha1.BindingPolicyList
+		if err := a.wdsCache.List(context.Background(), &list); err != nil {
+			return
+		}
+		for i := range list.Items {
+			if slices.ContainsFunc(list.Items[i].Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
+				return clauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
+			}) {
+				a.policies.Add(list.Items[i].Name)
+			}
 		}
 	}
 }

@@ -92,11 +92,17 @@ func TestMeasureLatency(t *testing.T) {
 
 	value := 1000
 	run := func(phase string, workers int, pace time.Duration) map[string]any {
-		csWatch, err := wc.Watch(ctx, &controlv1alpha1.CombinedStatusList{}, client.InNamespace(ns))
+		// Watch from now on (no initial ADDED events for existing objects).
+		var cur controlv1alpha1.WorkStatusList
+		if err := wc.List(ctx, &cur, client.Limit(1)); err != nil {
+			t.Fatal(err)
+		}
+		from := &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: cur.ResourceVersion}}
+		csWatch, err := wc.Watch(ctx, &controlv1alpha1.CombinedStatusList{}, client.InNamespace(ns), from)
 		if err != nil {
 			t.Fatal(err)
 		}
-		wsWatch, err := wc.Watch(ctx, &controlv1alpha1.WorkStatusList{}, client.MatchingLabels{controlv1alpha1.LabelOriginWDSName: wdsName})
+		wsWatch, err := wc.Watch(ctx, &controlv1alpha1.WorkStatusList{}, client.MatchingLabels{controlv1alpha1.LabelOriginWDSName: wdsName}, from)
 		if err != nil {
 			t.Fatal(err)
 		}
