@@ -93,11 +93,11 @@ LOAD_TIMEOUT           ?= 3h
 LOAD_ARGS              ?=
 
 .PHONY: load
-load: envtest-assets ## Run the load test at the default size (LOAD_WECS × LOAD_OBJECTS WorkStatuses); JSON report in bin/load-report.json.
-	@mkdir -p bin
+load: envtest-assets ## Run the load test at the default size (LOAD_WECS × LOAD_OBJECTS WorkStatuses); report, profiles and manager log in bin/load/.
+	@mkdir -p bin/load
 	go test ./test/load -run '^TestLoad$$' -count=1 -v -timeout $(LOAD_TIMEOUT) -args \
 	  -load.wecs=$(LOAD_WECS) -load.objects=$(LOAD_OBJECTS) -load.updates=$(LOAD_UPDATES) \
-	  -load.report=$(CURDIR)/bin/load-report.json $(LOAD_ARGS)
+	  -load.report=$(CURDIR)/bin/load/report.json -load.profile-dir=$(CURDIR)/bin/load -load.settle=30m $(LOAD_ARGS)
 
 .PHONY: fuzz
 fuzz: ## Run every Fuzz* target in the repository (found with `go test -list`) for FUZZ_TIME each.

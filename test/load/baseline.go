@@ -59,7 +59,10 @@ const BaselineWDSName = "load-baseline"
 
 // target is one WorkStatus: its namespace (the WEC), the workload object it reports on, and its
 // own name.
-type target struct{ namespace, object, name string }
+type target struct {
+	namespace, object, name string
+	idx                     int // the object's index
+}
 
 // RunBaseline measures the apiserver alone and deletes the objects it created.
 func RunBaseline(ctx context.Context, cfg *rest.Config, bc BaselineConfig) (*BaselineResult, error) {
@@ -79,7 +82,7 @@ func RunBaseline(ctx context.Context, cfg *rest.Config, bc BaselineConfig) (*Bas
 			return nil, err
 		}
 		for j := range bc.ObjectsPerNamespace {
-			targets = append(targets, target{ns, ObjectName(j), WorkStatus(BaselineWDSName, ns, "load", ObjectName(j)).GetName()})
+			targets = append(targets, target{ns, ObjectName(j), WorkStatus(BaselineWDSName, ns, "load", ObjectName(j)).GetName(), j})
 		}
 	}
 	res := &BaselineResult{Objects: len(targets)}
@@ -173,17 +176,30 @@ type seqWriter struct {
 	workers int
 	next    atomic.Int64
 	sent    sync.Map // seq -> time.Time
+	// onSend, when set, is called just before each write is sent.
+	onSend func(tg target, seq int64, sent time.Time)
 }
 
 func (w *seqWriter) write(ctx context.Context, tg target) (int64, error) {
-	seq := w.next.Add(1)
-	body, err := json.Marshal(map[string]any{"status": DeploymentStatus(tg.object, seq, 3, 3)})
-	if err != nil {
-		return 0, err
-	}
-	w.sent.Store(seq, time.Now())
-	_, err = w.ws.Namespace(tg.namespace).Patch(ctx, tg.name, types.MergePatchType, body, metav1.PatchOptions{}, "status")
+	seq, _, err := w.writeReady(ctx, tg, 3)
 	return seq, err
+}
+
+// writeReady writes a status with the given ready replicas (of 3) and returns its sequence number
+// and when it was sent.
+func (w *seqWriter) writeReady(ctx context.Context, tg target, ready int64) (int64, time.Time, error) {
+	seq := w.next.Add(1)
+	body, err := json.Marshal(map[string]any{"status": DeploymentStatus(tg.object, seq, 3, ready)})
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	sent := time.Now()
+	w.sent.Store(seq, sent)
+	if w.onSend != nil {
+		w.onSend(tg, seq, sent)
+	}
+	_, err = w.ws.Namespace(tg.namespace).Patch(ctx, tg.name, types.MergePatchType, body, metav1.PatchOptions{}, "status")
+	return seq, sent, err
 }
 
 // parallel runs fn for 0..n-1 on w.workers goroutines and returns the first error.

@@ -16,8 +16,10 @@ var WorkStatusGVR = controlv1alpha1.GroupVersion.WithResource("workstatuses")
 
 // SeqField is the field of a reported status that carries the load test's write sequence number:
 // every write gets a new, larger number, so the largest number seen downstream tells which writes
-// have been reflected.
-const SeqField = "loadSeq"
+// have been reflected. It is a field of the Deployment status schema (a field outside the schema
+// would make the server-side apply of the returned status fail), and the Deployment aggregation
+// combines it by maximum, so the aggregate shows the newest write too.
+const SeqField = "collisionCount"
 
 // statusEpoch is the time that sequence numbers count seconds from in condition timestamps, so
 // that a newer write always has a later timestamp.
@@ -31,8 +33,7 @@ func ObjectName(j int) string { return fmt.Sprintf("app-%04d", j) }
 
 // DeploymentStatus is a Deployment-shaped reported status of about 700 bytes of JSON, like the
 // WEC-side agent copies from a real Deployment. seq is the write's sequence number; it goes into
-// SeqField and into the Progressing condition's timestamps and message, so that it survives both
-// a copy and an aggregation (which keeps the latest lastUpdateTime and the newest message).
+// SeqField, and into the Progressing condition's timestamps and message.
 func DeploymentStatus(name string, seq int64, replicas, ready int64) map[string]any {
 	ts := statusEpoch.Add(time.Duration(seq) * time.Second).Format(time.RFC3339)
 	avail := "True"
@@ -56,7 +57,7 @@ func DeploymentStatus(name string, seq int64, replicas, ready int64) map[string]
 			map[string]any{
 				"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable",
 				"message":        fmt.Sprintf("ReplicaSet %q has successfully progressed (write %d).", name+"-5d8f7c9b4", seq),
-				"lastUpdateTime": ts, "lastTransitionTime": statusEpoch.Format(time.RFC3339),
+				"lastUpdateTime": ts, "lastTransitionTime": ts,
 			},
 		},
 	}

@@ -3,12 +3,15 @@ package load
 import (
 	"context"
 	"flag"
+	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/statusfold/statusfold/aggregator"
 	"github.com/statusfold/statusfold/test/framework"
 )
 
@@ -24,7 +27,20 @@ var (
 	flagBaselineNS   = flag.Int("load.baseline-namespaces", 10, "namespaces of baseline WorkStatus objects")
 	flagBaselineObjs = flag.Int("load.baseline-objects", 50, "baseline WorkStatus objects per namespace")
 	flagReport       = flag.String("load.report", "", "write the JSON report to this file (default: a temp file)")
+	flagMultiEvery   = flag.Int("load.multi-every", 10, "every N-th object also gets its status aggregated from all WECs")
+	flagCoalesce     = flag.Duration("load.coalesce", aggregator.DefaultCoalesceDelay, "the manager's --coalesce-delay")
+	flagMgrWorkers   = flag.Int("load.manager-workers", aggregator.DefaultWorkers, "the manager's --workers")
+	flagSettle       = flag.Duration("load.settle", 2*time.Minute, "how long statusfold may take to reflect every write of a phase")
+	flagProfileDir   = flag.String("load.profile-dir", "", "write cpu.pprof and heap.pprof of the manager here (default: a temp folder)")
 )
+
+func TestMain(m *testing.M) {
+	if RunManagerHelper() {
+		return
+	}
+	flag.Parse()
+	os.Exit(m.Run())
+}
 
 func TestLoad(t *testing.T) {
 	framework.RequireIntegration(t)
@@ -41,6 +57,13 @@ func TestLoad(t *testing.T) {
 	}
 	cp := framework.RunControlPlane(t)
 
+	fx := &Fixture{WECs: *flagWECs, Objects: *flagObjects, MultiEvery: *flagMultiEvery, Workers: *flagWorkers, Logf: t.Logf}
+	populate, err := fx.Setup(ctx, cp.Config)
+	if err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+	rep.Notes = append(rep.Notes, fmt.Sprintf("populating %d WorkStatuses took %s", rep.Size.WorkStatuses, populate.Round(time.Second)))
+
 	base, err := RunBaseline(ctx, cp.Config, BaselineConfig{
 		Namespaces: *flagBaselineNS, ObjectsPerNamespace: *flagBaselineObjs,
 		Workers: *flagWorkers, MaxRateDuration: *flagMaxRateFor,
@@ -54,7 +77,33 @@ func TestLoad(t *testing.T) {
 	rep.Size.UpdateRate = base.LatencyRate
 	checkBaseline(t, base, *flagUpdates)
 
-	rep.Notes = append(rep.Notes, "statusfold part not run: the manager has not landed yet")
+	profDir := *flagProfileDir
+	if profDir == "" {
+		profDir = t.TempDir()
+	}
+	if err := os.MkdirAll(profDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logFile, err := os.Create(filepath.Join(profDir, "manager.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	mgr, err := StartManager(ctx, ManagerOptions{Kubeconfig: cp.Kubeconfig, CoalesceDelay: *flagCoalesce, Workers: *flagMgrWorkers, Log: logFile})
+	if err != nil {
+		t.Fatalf("manager: %v", err)
+	}
+	defer mgr.Stop()
+	sf, err := RunStatusfold(ctx, fx, mgr, StatusfoldConfig{
+		Updates: *flagUpdates, Rate: base.LatencyRate, MaxRateFor: *flagMaxRateFor,
+		Settle: *flagSettle, ProfileDir: profDir, Seed: 1,
+	}, t.Logf)
+	if err != nil {
+		t.Fatalf("statusfold: %v (manager log: %s)", err, logFile.Name())
+	}
+	sf.CoalesceDelay = *flagCoalesce
+	rep.Statusfold = sf
+	rep.Notes = append(rep.Notes, "profiles and manager log in "+profDir)
 	rep.ComputeRatios()
 	rep.Duration = time.Since(began)
 	var table strings.Builder

@@ -67,6 +67,10 @@ type StatusfoldResult struct {
 	// own caches, as attributed by a heap profile; zero when not measured.
 	InformerBytes int64 `json:"informerBytes"`
 	CacheBytes    int64 `json:"cacheBytes"`
+	// HotSpots are the top functions of a CPU profile taken at the maximum rate.
+	HotSpots []HotSpot `json:"hotSpots,omitempty"`
+	// CoalesceDelay is the manager's --coalesce-delay.
+	CoalesceDelay time.Duration `json:"coalesceDelay"`
 }
 
 // Ratios are the headline numbers with their targets.
@@ -121,8 +125,14 @@ func (r *Report) PrintTable(out io.Writer) {
 		row("statusfold: CPU", "%.1f s, %s per update", s.CPUSeconds, s.CPUPerUpdate)
 		row("statusfold: peak RSS", "%.0f MiB, %.0f B per WorkStatus", float64(s.PeakRSS)/(1<<20), s.BytesPerWorkStatus)
 		row("statusfold: heap in use", "%.0f MiB (informers %.0f MiB, own caches %.0f MiB)", float64(s.HeapInuse)/(1<<20), float64(s.InformerBytes)/(1<<20), float64(s.CacheBytes)/(1<<20))
+		row("statusfold: coalesce delay", "%s", s.CoalesceDelay)
 		row("ratio p99 (target ≤ 2)", "%.2f", r.Ratios.P99)
 		row("ratio rate (target ≥ 0.8)", "%.2f", r.Ratios.Rate)
+	}
+	if s := r.Statusfold; s != nil {
+		for _, h := range s.HotSpots {
+			row("cpu hot spot", "%5.1f%% cum %5.1f%% flat  %s", h.CumPct, h.FlatPct, h.Function)
+		}
 	}
 	for _, n := range r.Notes {
 		row("note", "%s", n)

@@ -1,0 +1,222 @@
+package load
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Environment variables that turn a test binary into the manager under test (see
+// RunManagerHelper): a separate process, so that its CPU time and peak RSS are its own.
+const (
+	EnvManagerHelper = "STATUSFOLD_LOAD_MANAGER"
+	envKubeconfig    = "KUBECONFIG"
+	envPprofAddr     = "STATUSFOLD_LOAD_PPROF"
+	envMetricsAddr   = "STATUSFOLD_LOAD_METRICS"
+	envCoalesce      = "STATUSFOLD_LOAD_COALESCE"
+	envWorkers       = "STATUSFOLD_LOAD_WORKERS"
+)
+
+// ManagerProcess is a statusfold manager running as a child process.
+type ManagerProcess struct {
+	Cmd                    *exec.Cmd
+	PprofAddr, MetricsAddr string
+	// Started is when the process was started.
+	Started time.Time
+	done    chan error
+}
+
+// ManagerOptions configure the child manager.
+type ManagerOptions struct {
+	Kubeconfig    string
+	CoalesceDelay time.Duration
+	Workers       int
+	// Log receives the manager's output; nil discards it.
+	Log io.Writer
+}
+
+// StartManager re-runs the current test binary as a manager (TestMain must call
+// RunManagerHelper first thing).
+func StartManager(ctx context.Context, o ManagerOptions) (*ManagerProcess, error) {
+	pprofAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(),
+		EnvManagerHelper+"=1",
+		envKubeconfig+"="+o.Kubeconfig,
+		envPprofAddr+"="+pprofAddr,
+		envMetricsAddr+"="+metricsAddr,
+		envCoalesce+"="+o.CoalesceDelay.String(),
+		envWorkers+"="+strconv.Itoa(o.Workers),
+	)
+	if o.Log != nil {
+		cmd.Stdout, cmd.Stderr = o.Log, o.Log
+	}
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	m := &ManagerProcess{Cmd: cmd, PprofAddr: pprofAddr, MetricsAddr: metricsAddr, Started: started, done: make(chan error, 1)}
+	go func() { m.done <- cmd.Wait() }()
+	// Wait until its pprof endpoint answers.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + pprofAddr + "/debug/pprof/")
+		if err == nil {
+			resp.Body.Close()
+			return m, nil
+		}
+		select {
+		case err := <-m.done:
+			return nil, fmt.Errorf("manager exited: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			m.Stop()
+			return nil, errors.New("manager did not start serving pprof within 30s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Stop ends the manager (SIGINT, then kill) and waits for it.
+func (m *ManagerProcess) Stop() {
+	_ = m.Cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-m.done:
+	case <-time.After(10 * time.Second):
+		_ = m.Cmd.Process.Kill()
+		<-m.done
+	}
+}
+
+// ProcStat is a process's CPU time and peak resident set.
+type ProcStat struct {
+	CPU     time.Duration
+	PeakRSS int64
+	RSS     int64
+}
+
+// ReadProcStat reads /proc/<pid>/stat and /proc/<pid>/status (Linux).
+func ReadProcStat(pid int) (ProcStat, error) {
+	var st ProcStat
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return st, err
+	}
+	// Fields after the command name (which is in parentheses and may hold spaces).
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 13 {
+		return st, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	// utime and stime are fields 14 and 15 of stat, i.e. 11 and 12 after the name and state.
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	const clockTicks = 100 // USER_HZ on Linux
+	st.CPU = time.Duration(utime+stime) * time.Second / clockTicks
+	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return st, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmHWM":
+			st.PeakRSS = kb * 1024
+		case "VmRSS":
+			st.RSS = kb * 1024
+		}
+	}
+	return st, sc.Err()
+}
+
+// ScrapeMetrics returns the sum of every sample of each named metric (all label sets) from a
+// Prometheus text endpoint; a filter "name{label=\"x\"}" sums only samples whose labels contain
+// that text.
+func ScrapeMetrics(addr string, names ...string) (map[string]float64, error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		sp := strings.LastIndexByte(line, ' ')
+		if sp < 0 {
+			continue
+		}
+		series, val := line[:sp], line[sp+1:]
+		for _, n := range names {
+			metric, labelFilter, _ := strings.Cut(n, "{")
+			labelFilter = strings.TrimSuffix(labelFilter, "}")
+			name, labels, _ := strings.Cut(series, "{")
+			if name != metric || !strings.Contains(labels, labelFilter) {
+				continue
+			}
+			v, err := strconv.ParseFloat(val, 64)
+			if err == nil {
+				out[n] += v
+			}
+		}
+	}
+	return out, sc.Err()
+}
+
+// fetch saves an HTTP GET to a file.
+func fetch(url, path string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
