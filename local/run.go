@@ -117,6 +117,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 	fmt.Fprintf(out, "\nexport KUBECONFIG=%s\n", cp.Kubeconfig)
 	fmt.Fprintf(out, "kubectl is %s\n", cp.KubectlPath)
+	if opts.Demo {
+		fmt.Fprintln(out, "Try:  kubectl get combinedstatuses -n demo")
+		fmt.Fprintln(out, "      statusfold status deployment/nginx -n demo   (as a kubectl plugin: kubectl statusfold status …)")
+	}
 	fmt.Fprintf(out, "%s; press Ctrl-C to stop.\n", ReadyLine)
 
 	select {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,7 +28,10 @@ import (
 )
 
 func newLocalCommand() *cobra.Command {
-	var opts local.Options
+	var (
+		opts        local.Options
+		managerLogs bool
+	)
 	cmd := &cobra.Command{
 		Use:   "local",
 		Short: "Run the embedded default: a local control plane with statusfold installed and running",
@@ -48,8 +52,12 @@ simulated WECs (see 'statusfold wec-sim').`,
 				stop()
 			}()
 			opts.Out = cmd.OutOrStdout()
-			// The manager's own logs would drown the tour; errors still reach stderr.
-			ctrl.SetLogger(klog.NewKlogr().V(1))
+			// The manager's info logs would drown the tour; errors always reach stderr.
+			if managerLogs {
+				ctrl.SetLogger(klog.NewKlogr())
+			} else {
+				ctrl.SetLogger(logr.New(errorsOnly{klog.NewKlogr().GetSink()}))
+			}
 			wdsName := opts.WDSName
 			opts.Manager = func(ctx context.Context, cp *local.ControlPlane, ready func()) error {
 				return runLocalManager(ctx, cp, wdsName, ready)
@@ -64,8 +72,20 @@ simulated WECs (see 'statusfold wec-sim').`,
 	cmd.Flags().Int64Var(&opts.Seed, "seed", 1, "simulation seed (with --demo)")
 	cmd.Flags().DurationVar(&opts.Interval, "interval", time.Second, "simulation tick (with --demo)")
 	cmd.Flags().StringVar(&opts.WDSName, "wds-name", "wds1", "name of this WDS")
+	cmd.Flags().BoolVar(&managerLogs, "manager-logs", false, "print the manager's info logs to stderr too (errors are always printed)")
 	return cmd
 }
+
+// errorsOnly drops info logs and keeps error logs.
+type errorsOnly struct{ logr.LogSink }
+
+func (errorsOnly) Enabled(int) bool { return false }
+
+func (e errorsOnly) WithValues(kv ...any) logr.LogSink {
+	return errorsOnly{e.LogSink.WithValues(kv...)}
+}
+
+func (e errorsOnly) WithName(name string) logr.LogSink { return errorsOnly{e.LogSink.WithName(name)} }
 
 // Names of the webhook configurations statusfold local registers (URL-based, on 127.0.0.1).
 const (
