@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -137,14 +138,15 @@ func newEnv(obj, status *apiservercel.DeclType) (*cel.Env, error) {
 }
 
 // Compile runs every shape rule and static check; errs has field paths under spec./metadata.
-// A nil *Collector is returned when errs is non-empty.
+// A nil *Collector is returned when errs is non-empty. Results are cached by a hash of the name
+// and spec, so an unchanged StatusCollector gives the same *Collector (which a Table recognises).
 func (c *Compiler) Compile(sc *controlv1alpha1.StatusCollector) (col *Collector, errs field.ErrorList, warnings []string) {
 	key := cacheKey(sc)
 	c.mu.Lock()
 	r, ok := c.cache[key]
 	c.mu.Unlock()
 	if ok {
-		return r.col, r.errs, r.warnings
+		return r.col, slices.Clone(r.errs), slices.Clone(r.warnings)
 	}
 	r.col, r.errs, r.warnings = c.compile(sc)
 	c.mu.Lock()
@@ -153,7 +155,7 @@ func (c *Compiler) Compile(sc *controlv1alpha1.StatusCollector) (col *Collector,
 	}
 	c.cache[key] = r
 	c.mu.Unlock()
-	return r.col, r.errs, r.warnings
+	return r.col, slices.Clone(r.errs), slices.Clone(r.warnings)
 }
 
 func cacheKey(sc *controlv1alpha1.StatusCollector) [sha256.Size]byte {

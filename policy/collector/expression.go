@@ -5,7 +5,6 @@ import (
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
 )
 
 // expression is one compiled CEL expression of a collector.
@@ -20,7 +19,9 @@ type expression struct {
 	path []string // variable, then keys; nil when the expression is not a plain field path
 }
 
-func (e *expression) eval(a *activation) (ref.Val, error) {
+// eval returns the expression's value: a CEL value (ref.Val), or, from a direct field read, the
+// plain Go value that CEL would have converted.
+func (e *expression) eval(a *activation) (any, error) {
 	if e.path != nil {
 		if v, ok := a.readPath(e.path); ok {
 			return v, nil
@@ -77,9 +78,9 @@ func attributePath(e ast.Expr) []string {
 	}
 }
 
-// readPath reads a field path through maps only. ok is false when the path leaves maps or a key
-// is missing; the caller then runs the CEL program.
-func (a *activation) readPath(path []string) (ref.Val, bool) {
+// readPath reads a field path through maps only, returning the plain value found. ok is false when
+// the path leaves maps or a key is missing; the caller then runs the CEL program.
+func (a *activation) readPath(path []string) (any, bool) {
 	var cur any
 	switch path[0] {
 	case varInventory:
@@ -92,36 +93,18 @@ func (a *activation) readPath(path []string) (ref.Val, bool) {
 		cur = a.t.obj
 	}
 	for _, key := range path[1:] {
-		if v, ok := cur.(ref.Val); ok {
-			if f, isFields := v.(*fieldsVal); isFields {
-				next, found := f.field(key)
-				if !found {
-					return nil, false
-				}
-				cur = next
-				continue
-			}
-			cur = v.Value()
-		}
+		var found bool
 		switch m := cur.(type) {
+		case *fieldsVal:
+			cur, found = m.rawField(key)
 		case map[string]any:
-			next, found := m[key]
-			if !found {
-				return nil, false
-			}
-			cur = next
+			cur, found = m[key]
 		case map[string]string:
-			next, found := m[key]
-			if !found {
-				return nil, false
-			}
-			cur = next
-		default:
+			cur, found = m[key]
+		}
+		if !found {
 			return nil, false
 		}
 	}
-	if v, ok := cur.(ref.Val); ok {
-		return v, true
-	}
-	return types.DefaultTypeAdapter.NativeToValue(cur), true
+	return cur, true
 }

@@ -73,8 +73,8 @@ func TestPathReadMatchesCEL(t *testing.T) {
 					if ferr != nil {
 						continue
 					}
-					fj, err1 := fromCEL(fv, false)
-					sj, err2 := fromCEL(sv, false)
+					fj, err1 := fromAny(fv)
+					sj, err2 := fromAny(sv)
 					if err1 != nil || err2 != nil || !reflect.DeepEqual(fj, sj) {
 						t.Errorf("%s on %s: path gives %v, CEL gives %v", e, st, fv, sv)
 					}

@@ -26,6 +26,21 @@ type subject struct {
 	bad   string // for subjectBad: what the value was
 }
 
+// classifyAny reads an expression's value (a CEL value or a plain Go value) as a subject.
+func classifyAny(v any) subject {
+	switch x := v.(type) {
+	case nil:
+		return subject{state: subjectNull}
+	case int64:
+		return subject{state: subjectNumber, n: number{kind: nInt, i: x}}
+	case float64:
+		return subject{state: subjectNumber, n: number{kind: nFloat, f: x}}
+	case string:
+		return classifySubject(types.String(x))
+	}
+	return classifySubject(toRef(v))
+}
+
 // classifySubject reads a subject value: int, uint, double, or a string that parses as a number.
 func classifySubject(v ref.Val) subject {
 	switch x := v.(type) {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -43,8 +42,7 @@ type Table struct {
 // NewTable returns a Table for the workload object obj (without .status) and the collectors.
 // Call SetDestinations and UpsertWEC to give it rows.
 func NewTable(obj map[string]any, collectors []*Collector) *Table {
-	t := &Table{destIdx: map[string]int{}, inputs: map[string]*activation{}}
-	t.obj = obj
+	t := &Table{obj: obj, destIdx: map[string]int{}, inputs: map[string]*activation{}}
 	t.SetCollectors(collectors)
 	return t
 }
@@ -143,7 +141,8 @@ func (t *Table) Results() []controlv1alpha1.NamedStatusCombination {
 func Evaluate(obj map[string]any, wecs []WEC, collectors []*Collector) []controlv1alpha1.NamedStatusCombination {
 	sorted := slices.Clone(wecs)
 	slices.SortStableFunc(sorted, func(a, b WEC) int { return strings.Compare(a.Name, b.Name) })
-	t := &Table{obj: obj, destIdx: map[string]int{}, inputs: map[string]*activation{}}
+	// The rows are set directly; this Table is never updated, so it needs no name index.
+	t := &Table{obj: obj}
 	for i, w := range sorted {
 		if i+1 < len(sorted) && sorted[i+1].Name == w.Name {
 			continue
@@ -163,33 +162,32 @@ func (t *Table) input(name string) *activation {
 	return newActivation(t, WEC{Name: name})
 }
 
-// activation holds one WEC's CEL variables, converted once per update. The object-typed
-// variables are fieldsVals inside it; `obj` is the Table's plain map, which CEL reads directly.
+// activation holds one WEC's CEL variables, built once per update. The object-typed variables are
+// fieldsVals inside it, which convert a field to a CEL value on first use (so an activation is not
+// safe for concurrent use); `obj` is the Table's plain map, which CEL reads directly.
 type activation struct {
 	t                                *Table
-	name                             string
 	inventory, returned, propagation fieldsVal
 }
 
 var _ interpreter.Activation = (*activation)(nil)
 
 // noLabels is the labels of a WEC without inventory labels; CEL never modifies its inputs.
-var noLabels = types.DefaultTypeAdapter.NativeToValue(map[string]string{})
+var noLabels = map[string]string{}
 
 func newActivation(t *Table, w WEC) *activation {
-	adapter := types.DefaultTypeAdapter
+	labels := w.Labels
+	if labels == nil {
+		labels = noLabels
+	}
 	a := &activation{
 		t:           t,
-		name:        w.Name,
-		inventory:   fieldsVal{names: &inventoryFields, vals: [2]ref.Val{types.String(w.Name), noLabels}},
-		returned:    fieldsVal{names: &returnedFields, vals: [2]ref.Val{adapter.NativeToValue(w.Status)}},
+		inventory:   fieldsVal{names: &inventoryFields, raw: [2]any{w.Name, labels}, present: [2]bool{true, true}},
+		returned:    fieldsVal{names: &returnedFields, raw: [2]any{w.Status}, present: [2]bool{true}},
 		propagation: fieldsVal{names: &propagationFields},
 	}
-	if w.Labels != nil {
-		a.inventory.vals[1] = adapter.NativeToValue(w.Labels)
-	}
 	if w.LastUpdate != nil {
-		a.propagation.vals[0] = types.Timestamp{Time: w.LastUpdate.UTC()}
+		a.propagation.raw[0], a.propagation.present[0] = types.Timestamp{Time: w.LastUpdate.UTC()}, true
 	}
 	return a
 }
@@ -209,10 +207,6 @@ func (a *activation) ResolveName(name string) (any, bool) {
 }
 
 func (a *activation) Parent() interpreter.Activation { return nil }
-
-func eval(e *expression, a *activation) (ref.Val, error) {
-	return e.eval(a)
-}
 
 // rowError is a row error of one WEC, without the WEC name (the row knows it).
 type rowError struct {
@@ -236,17 +230,19 @@ func filterRow(c *Collector, a *activation) (bool, []rowError) {
 	if c.filter == nil {
 		return true, nil
 	}
-	out, err := eval(c.filter, a)
+	out, err := c.filter.eval(a)
 	if err != nil {
 		return false, []rowError{{"", err.Error()}}
 	}
 	switch v := out.(type) {
 	case types.Bool:
 		return bool(v), nil
-	case types.Null:
+	case bool:
+		return v, nil
+	case types.Null, nil:
 		return false, nil
 	}
-	return false, []rowError{{"", fmt.Sprintf("filter evaluated to %s, not bool", out.Type().TypeName())}}
+	return false, []rowError{{"", fmt.Sprintf("filter evaluated to %s, not bool", toRef(out).Type().TypeName())}}
 }
 
 // colState is a Table's cache for one collector.
@@ -356,9 +352,9 @@ func (cs *colState) evalRowExprs(t *Table, i int) {
 		r.key = take(&cs.keyArena, len(c.groupBy))
 	}
 	for k, g := range c.groupBy {
-		out, err := eval(g.prg, a)
+		out, err := g.prg.eval(a)
 		if err == nil {
-			r.key[k], err = fromCEL(out, false)
+			r.key[k], err = fromAny(out)
 		}
 		if err != nil {
 			r.errs = append(r.errs, rowError{g.name, err.Error()})
@@ -374,13 +370,13 @@ func (cs *colState) evalRowExprs(t *Table, i int) {
 		if ag.prg == nil {
 			continue
 		}
-		out, err := eval(ag.prg, a)
+		out, err := ag.prg.eval(a)
 		if err != nil {
 			r.subjects[k] = subject{state: subjectError}
 			r.errs = append(r.errs, rowError{ag.name, err.Error()})
 			continue
 		}
-		r.subjects[k] = classifySubject(out)
+		r.subjects[k] = classifyAny(out)
 	}
 	cs.keyBuf = cs.keyBuf[:0]
 	for k := range r.key {
@@ -418,10 +414,10 @@ func (cs *colState) evalCells(t *Table, i int) {
 	r.cellsDone = true
 	r.cells = make([]controlv1alpha1.Value, len(cs.col.selects))
 	for k, s := range cs.col.selects {
-		out, err := eval(s.prg, t.rows[i])
+		out, err := s.prg.eval(t.rows[i])
 		var v jvalue
 		if err == nil {
-			v, err = fromCEL(out, false)
+			v, err = fromAny(out)
 		}
 		if err != nil {
 			r.cells[k] = nullValue()

@@ -46,6 +46,14 @@ type jvalue struct {
 
 var errNonFiniteInside = errors.New("a NaN or infinite number inside a list or map cannot be written as JSON")
 
+// fromAny converts an expression's value: a CEL value or a plain Go value (see expression.eval).
+func fromAny(v any) (jvalue, error) {
+	if r, ok := v.(ref.Val); ok {
+		return fromCEL(r, false)
+	}
+	return fromNative(v, false)
+}
+
 // fromCEL converts a CEL result. nested says whether the value sits inside a list or map, where
 // NaN and infinities cannot be represented.
 func fromCEL(v ref.Val, nested bool) (jvalue, error) {

@@ -11,11 +11,14 @@ import (
 
 // fieldsVal is the runtime value of an object-typed CEL variable (inventory, returned,
 // propagation): a few named fields, some possibly absent. It lives inside an activation, so a
-// WEC's variables cost one allocation, not one map each. CEL selects its fields through
+// WEC's variables cost one allocation, not one map each. It holds the fields' plain Go values and
+// converts a field to a CEL value only when CEL reads it. CEL selects its fields through
 // traits.Mapper.
 type fieldsVal struct {
-	names *[2]string // shared per variable kind
-	vals  [2]ref.Val // nil: the field is absent
+	names   *[2]string // shared per variable kind
+	raw     [2]any     // plain values (decoded JSON, label maps) or CEL values
+	present [2]bool
+	vals    [2]ref.Val // CEL values of raw, made on first use
 }
 
 var (
@@ -34,14 +37,42 @@ func (f *fieldsVal) Find(key ref.Val) (ref.Val, bool) {
 	return f.field(string(k))
 }
 
-// field returns a present field's value.
-func (f *fieldsVal) field(name string) (ref.Val, bool) {
+func (f *fieldsVal) index(name string) int {
 	for i, n := range f.names {
-		if n != "" && n == name && f.vals[i] != nil {
-			return f.vals[i], true
+		if n != "" && n == name && f.present[i] {
+			return i
 		}
 	}
-	return nil, false
+	return -1
+}
+
+// field returns a present field's CEL value.
+func (f *fieldsVal) field(name string) (ref.Val, bool) {
+	i := f.index(name)
+	if i < 0 {
+		return nil, false
+	}
+	if f.vals[i] == nil {
+		f.vals[i] = toRef(f.raw[i])
+	}
+	return f.vals[i], true
+}
+
+// rawField returns a present field's plain value.
+func (f *fieldsVal) rawField(name string) (any, bool) {
+	i := f.index(name)
+	if i < 0 {
+		return nil, false
+	}
+	return f.raw[i], true
+}
+
+// toRef converts a plain value to a CEL value; a CEL value stays as it is.
+func toRef(v any) ref.Val {
+	if r, ok := v.(ref.Val); ok {
+		return r
+	}
+	return types.DefaultTypeAdapter.NativeToValue(v)
 }
 
 func (f *fieldsVal) Get(key ref.Val) ref.Val {
@@ -58,8 +89,8 @@ func (f *fieldsVal) Contains(key ref.Val) ref.Val {
 
 func (f *fieldsVal) Size() ref.Val {
 	n := 0
-	for _, v := range f.vals {
-		if v != nil {
+	for _, p := range f.present {
+		if p {
 			n++
 		}
 	}
@@ -68,8 +99,8 @@ func (f *fieldsVal) Size() ref.Val {
 
 func (f *fieldsVal) Iterator() traits.Iterator {
 	var keys []ref.Val
-	for i, v := range f.vals {
-		if v != nil {
+	for i, p := range f.present {
+		if p {
 			keys = append(keys, types.String(f.names[i]))
 		}
 	}
@@ -101,10 +132,11 @@ func (f *fieldsVal) Equal(other ref.Val) ref.Val {
 	if !ok || o.Size() != f.Size() {
 		return types.False
 	}
-	for i, v := range f.vals {
-		if v == nil {
+	for i, p := range f.present {
+		if !p {
 			continue
 		}
+		v, _ := f.field(f.names[i])
 		ov, found := o.Find(types.String(f.names[i]))
 		if !found || v.Equal(ov) != types.True {
 			return types.False
@@ -118,9 +150,9 @@ func (f *fieldsVal) Type() ref.Type { return types.MapType }
 // Value is the fields as a plain map of their values.
 func (f *fieldsVal) Value() any {
 	m := map[string]any{}
-	for i, v := range f.vals {
-		if v != nil {
-			m[f.names[i]] = v.Value()
+	for i, p := range f.present {
+		if p {
+			m[f.names[i]] = f.raw[i]
 		}
 	}
 	return m
