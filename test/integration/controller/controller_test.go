@@ -448,18 +448,12 @@ func testClusterLabels(t *testing.T, c client.Client) {
 // the CombinedStatus and the copied status; an invalid classifier reports its errors.
 func testPruning(t *testing.T, c client.Client) {
 	ns := "pruning"
-	ensureNamespace(t, c, ns)
-	sel := map[string]string{"app": "rs"}
-	replicas := int32(2)
-	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rs"},
-		Spec: appsv1.ReplicaSetSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: sel},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}}}
+	rs := replicaSet(t, c, ns, "rs", 2)
 	cc := &controlv1alpha1.ContentClassifier{ObjectMeta: metav1.ObjectMeta{Name: "replicasets.v1.apps"},
 		Spec: controlv1alpha1.ContentClassifierSpec{DontPropagatePointers: []controlv1alpha1.JSONPointer{{"status", "fullyLabeledReplicas"}}}}
 	bad := &controlv1alpha1.ContentClassifier{ObjectMeta: metav1.ObjectMeta{Name: "pods.v1"},
 		Spec: controlv1alpha1.ContentClassifierSpec{DesiredStatePointers: []controlv1alpha1.JSONPointer{{"status", "phase"}}}}
-	create(t, c, rs, cc, bad)
+	create(t, c, cc, bad)
 	create(t, c, policy(ns, []string{"wec1"}, clause("apps", "replicasets", ns, nil, singleton, collectors("full-status"))))
 	ref := controlv1alpha1.SourceRef{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet", Namespace: ns, Name: "rs"}
 	report(t, c, "wec1", ref, map[string]any{"replicas": 2, "readyReplicas": 2, "fullyLabeledReplicas": 2, "observedGeneration": 1}, applied(1))
@@ -600,14 +594,7 @@ func testWildcard(t *testing.T, c client.Client) {
 // invalid one is reported in its status and ignored.
 func testAggregationPolicy(t *testing.T, c client.Client) {
 	ns := "aggpol"
-	ensureNamespace(t, c, ns)
-	sel := map[string]string{"app": "rs"}
-	replicas := int32(2)
-	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rs"},
-		Spec: appsv1.ReplicaSetSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: sel},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}}}
-	create(t, c, rs)
+	rs := replicaSet(t, c, ns, "rs", 2)
 	create(t, c, policy(ns, []string{"wec1", "wec2"}, clause("apps", "replicasets", ns, nil, multi)))
 	ref := controlv1alpha1.SourceRef{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet", Namespace: ns, Name: "rs"}
 	for _, w := range []string{"wec1", "wec2"} {

@@ -184,19 +184,33 @@ func deployment(t *testing.T, c client.Client, ns, name string, replicas int32, 
 	sel := map[string]string{"app": name}
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: sel},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: sel},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
-			},
-		},
+		Spec:       appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: sel}, Template: podTemplate(sel)},
 	}
 	if err := c.Create(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
 	return d
+}
+
+func replicaSet(t *testing.T, c client.Client, ns, name string, replicas int32) *appsv1.ReplicaSet {
+	t.Helper()
+	ensureNamespace(t, c, ns)
+	sel := map[string]string{"app": name}
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       appsv1.ReplicaSetSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: sel}, Template: podTemplate(sel)},
+	}
+	if err := c.Create(context.Background(), rs); err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func podTemplate(labels map[string]string) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+	}
 }
 
 func deploymentRef(d *appsv1.Deployment) controlv1alpha1.SourceRef {
