@@ -141,7 +141,7 @@ func validateDocuments(ctx context.Context, docs []document, schemasDir string) 
 	}
 	var items []decoded
 	collectors := map[string]*controlv1alpha1.StatusCollector{}
-	for _, d := range docs {
+	for _, d := range expandLists(docs) {
 		var meta struct {
 			APIVersion string `json:"apiVersion"`
 			Kind       string `json:"kind"`
@@ -150,7 +150,7 @@ func validateDocuments(ctx context.Context, docs []document, schemasDir string) 
 			} `json:"metadata"`
 		}
 		if err := json.Unmarshal(d.json, &meta); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", d.file, d.index, err)
+			continue // not an object (e.g. a bare list or string): not one of our kinds
 		}
 		gv, _ := schema.ParseGroupVersion(meta.APIVersion)
 		newObj, ok := validatedKinds[gv.WithKind(meta.Kind)]
@@ -216,6 +216,26 @@ func validateDocuments(ctx context.Context, docs []document, schemasDir string) 
 		results = append(results, it.res)
 	}
 	return results, nil
+}
+
+// expandLists replaces each `kind: List` document (as `kubectl get -o yaml` writes) by its items.
+func expandLists(docs []document) []document {
+	var out []document
+	for _, d := range docs {
+		var list struct {
+			APIVersion string            `json:"apiVersion"`
+			Kind       string            `json:"kind"`
+			Items      []json.RawMessage `json:"items"`
+		}
+		if json.Unmarshal(d.json, &list) != nil || list.Kind != "List" || list.APIVersion != "v1" {
+			out = append(out, d)
+			continue
+		}
+		for _, it := range list.Items {
+			out = append(out, document{file: d.file, index: d.index, json: it})
+		}
+	}
+	return out
 }
 
 // strictError joins strict-decoding problems the way the apiserver reports them, with a hint

@@ -88,6 +88,17 @@ error: testdata/validate/bad.yaml: The ContentClassifier "jobs.v1.batch" is inva
 	}
 }
 
+func TestValidateList(t *testing.T) {
+	out, errOut, code := runValidateForTest(t, &validateOptions{files: []string{filepath.Join("testdata", "validate", "list.yaml")}})
+	want := `error: testdata/validate/list.yaml: The StatusCollector "in-list" is invalid: spec.select[0].def: Invalid value: "inventory.nmae": compilation failed: ERROR: <input>:1:10: undefined field 'nmae'
+ | inventory.nmae
+ | .........^
+`
+	if out != "" || errOut != want || code != 1 {
+		t.Errorf("exit %d, stdout %q, stderr (-want +got):\n%s", code, out, cmp.Diff(want, errOut))
+	}
+}
+
 func TestValidateFolderAndJSON(t *testing.T) {
 	out, _, code := runValidateForTest(t, &validateOptions{files: []string{filepath.Join("testdata", "validate")}, output: "json"})
 	if code != 1 {
@@ -117,6 +128,7 @@ func TestValidateFolderAndJSON(t *testing.T) {
 		{"StatusCollector", "ready-count", true, ""},
 		{"BindingPolicy", "nginx", true, ""},
 		{"ContentClassifier", "jobs.v1.batch", true, ""},
+		{"StatusCollector", "in-list", false, "FieldValueInvalid:spec.select[0].def"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)

@@ -385,3 +385,29 @@ func TestDiscoverySchemas(t *testing.T) {
 		t.Errorf("list of documents read %d times after a miss, want once", f.lists-lists)
 	}
 }
+
+func TestResourceOfPath(t *testing.T) {
+	tests := []struct {
+		path       string
+		resource   string
+		namespaced bool
+		ok         bool
+	}{
+		{"/apis/apps/v1/namespaces/{namespace}/deployments", "deployments", true, true},
+		{"/apis/apps/v1/namespaces/{namespace}/deployments/{name}", "deployments", true, true},
+		{"/apis/apps/v1/deployments", "deployments", false, true},
+		{"/api/v1/nodes/{name}", "nodes", false, true},
+		{"/api/v1/namespaces", "namespaces", false, true},
+		{"/api/v1/namespaces/{name}", "namespaces", false, true},
+		{"/apis/apps/v1/namespaces/{namespace}/deployments/{name}/status", "", false, false},
+		{"/apis/apps/v1/watch/namespaces/{namespace}/deployments", "", false, false},
+		{"/apis/apps/v1/", "", false, false},
+		{"/apis/apps", "", false, false},
+	}
+	for _, tt := range tests {
+		r, ns, ok := resourceOfPath(tt.path)
+		if r != tt.resource || ns != tt.namespaced || ok != tt.ok {
+			t.Errorf("resourceOfPath(%q) = %q, %v, %v; want %q, %v, %v", tt.path, r, ns, ok, tt.resource, tt.namespaced, tt.ok)
+		}
+	}
+}
