@@ -135,7 +135,8 @@ func TestEvaluateFilter(t *testing.T) {
 		name: "a WEC that reported nothing: returned.status is null, has() is true, no timestamp",
 		sc: statusCollector("c", withFilter("has(returned.status) && returned.status == null && !has(propagation.lastReturnedUpdateTimestamp)"),
 			withSelect("wec", "inventory.name")),
-		wecs: []WEC{wec("never"), wec("reported", withStatus(statusJSON(t, `{}`)), withUpdated(t0)), wec("null-status", withStatus(nil))},
+		wecs: []WEC{wec("never"), wec("reported", withStatus(statusJSON(t, `{}`)), withUpdated(t0)),
+			wec("null-status", withStatus(nil), withUpdated(t0))},
 		want: result("c", []string{"wec"}, row(vs("never")), row(vs("null-status"))),
 	}, {
 		name: "filter on inventory labels",

@@ -21,7 +21,7 @@ type WEC struct {
 	Name       string
 	Labels     map[string]string // inventory labels
 	Status     any               // decoded JSON of the reported status (after ContentClassifier pruning); nil = reported nothing
-	LastUpdate *time.Time        // propagation.lastReturnedUpdateTimestamp; nil = absent
+	LastUpdate *time.Time        // propagation.lastReturnedUpdateTimestamp; nil = absent; ignored when Status is nil
 }
 
 // Table evaluates a set of collectors for one (workload object, BindingPolicy) pair,
@@ -186,7 +186,7 @@ func newActivation(t *Table, w WEC) *activation {
 		returned:    fieldsVal{names: &returnedFields, raw: [2]any{w.Status}, present: [2]bool{true}},
 		propagation: fieldsVal{names: &propagationFields},
 	}
-	if w.LastUpdate != nil {
+	if w.LastUpdate != nil && w.Status != nil { // a WEC whose status is null has reported nothing
 		a.propagation.raw[0], a.propagation.present[0] = types.Timestamp{Time: w.LastUpdate.UTC()}, true
 	}
 	return a
