@@ -209,7 +209,7 @@ func validateDocuments(ctx context.Context, docs []document, schemasDir string) 
 				it.res.Errors = append(it.res.Errors, resultError{Field: e.Field, Type: string(e.Type), Message: e.ErrorBody()})
 			}
 			if len(errs) > 0 {
-				it.res.message = invalidMessage(it.res.Kind, it.res.Name, errs)
+				it.res.message = check.InvalidMessage(it.res.Kind, it.res.Name, errs)
 			}
 		}
 		it.res.Valid = len(it.res.Errors) == 0
@@ -250,20 +250,6 @@ func strictError(errs []error) error {
 		msgs = append(msgs, m)
 	}
 	return errors.New("strict decoding error: " + strings.Join(msgs, ", "))
-}
-
-// invalidMessage is kubectl's rendering of an Invalid error: one field error inline, several as
-// a bulleted list.
-func invalidMessage(kind, name string, errs field.ErrorList) string {
-	if len(errs) == 1 {
-		return fmt.Sprintf("The %s %q is invalid: %s", kind, name, errs[0].Error())
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "The %s %q is invalid: ", kind, name)
-	for _, e := range errs {
-		b.WriteString("\n* " + e.Error())
-	}
-	return b.String()
 }
 
 // printValidateResults prints, like kubectl apply: warnings ("Warning: ...") and errors on
