@@ -104,18 +104,33 @@ func (r *Runner) Step(ctx context.Context, tick int) error {
 		r.sim = NewSimulator(r.Scenario)
 	}
 	now := r.now()
+	var mcs clusterv1.ManagedClusterList
+	if err := r.its().List(ctx, &mcs); err != nil {
+		return fmt.Errorf("listing ManagedClusters: %w", err)
+	}
+	registered := make(map[string]*clusterv1.ManagedCluster, len(mcs.Items))
+	for i := range mcs.Items {
+		registered[mcs.Items[i].Name] = &mcs.Items[i]
+	}
 	present := map[string]bool{}
 	for _, w := range r.Scenario.WECs {
+		mc := registered[w.Name]
 		if w.Present(tick) {
 			present[w.Name] = true
-			if err := r.registerWEC(ctx, w); err != nil {
+			if err := r.registerWEC(ctx, w, mc); err != nil {
 				return err
 			}
-		} else if err := r.deregisterWEC(ctx, w, tick); err != nil {
-			return err
+		} else if mc != nil {
+			if err := r.deregisterWEC(ctx, mc, tick); err != nil {
+				return err
+			}
 		}
 	}
 	pairs, err := r.boundPairs(ctx, present)
+	if err != nil {
+		return err
+	}
+	existing, err := r.listOwn(ctx)
 	if err != nil {
 		return err
 	}
@@ -140,22 +155,37 @@ func (r *Runner) Step(ctx context.Context, tick int) error {
 		}
 		ws := r.workStatus(*obj, pk.wec, rep, now)
 		keep[client.ObjectKeyFromObject(ws)] = true
-		if err := r.writeWorkStatus(ctx, ws); err != nil {
+		if err := r.writeWorkStatus(ctx, ws, existing[client.ObjectKeyFromObject(ws)]); err != nil {
 			return err
 		}
 	}
-	return r.deleteStale(ctx, keep)
+	return r.deleteStale(ctx, existing, keep)
 }
 
-func (r *Runner) registerWEC(ctx context.Context, w WEC) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.Name}}
-	if err := r.its().Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating mailbox namespace %s: %w", w.Name, err)
+// listOwn lists the WorkStatuses this runner wrote (for its WDS), by key: one list per tick
+// instead of one read per (object, WEC) pair.
+func (r *Runner) listOwn(ctx context.Context) (map[client.ObjectKey]*controlv1alpha1.WorkStatus, error) {
+	var list controlv1alpha1.WorkStatusList
+	if err := r.its().List(ctx, &list, client.MatchingLabels{
+		controlv1alpha1.LabelOriginWDSName: r.WDSName, LabelSimulated: "true",
+	}); err != nil {
+		return nil, fmt.Errorf("listing WorkStatuses: %w", err)
 	}
-	mc := &clusterv1.ManagedCluster{}
-	err := r.its().Get(ctx, client.ObjectKey{Name: w.Name}, mc)
-	switch {
-	case apierrors.IsNotFound(err):
+	out := make(map[client.ObjectKey]*controlv1alpha1.WorkStatus, len(list.Items))
+	for i := range list.Items {
+		out[client.ObjectKeyFromObject(&list.Items[i])] = &list.Items[i]
+	}
+	return out, nil
+}
+
+// registerWEC creates the WEC's mailbox namespace and ManagedCluster when mc (what is registered
+// now) is nil, and puts back its labels when they changed.
+func (r *Runner) registerWEC(ctx context.Context, w WEC, mc *clusterv1.ManagedCluster) error {
+	if mc == nil {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.Name}}
+		if err := r.its().Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating mailbox namespace %s: %w", w.Name, err)
+		}
 		mc = &clusterv1.ManagedCluster{
 			ObjectMeta: metav1.ObjectMeta{Name: w.Name, Labels: w.Labels},
 			Spec:       clusterv1.ManagedClusterSpec{HubAcceptsClient: true},
@@ -165,35 +195,28 @@ func (r *Runner) registerWEC(ctx context.Context, w WEC) error {
 		}
 		r.logf("WEC %s joined (%s, region %s)", w.Name, w.Role, w.Labels[LabelRegion])
 		return nil
-	case err != nil:
-		return err
 	}
-	changed := false
+	if labelsInclude(mc.Labels, w.Labels) {
+		return nil
+	}
 	if mc.Labels == nil {
 		mc.Labels = map[string]string{}
 	}
 	for k, v := range w.Labels {
-		if mc.Labels[k] != v {
-			mc.Labels[k] = v
-			changed = true
-		}
+		mc.Labels[k] = v
 	}
-	if changed {
-		return r.its().Update(ctx, mc)
-	}
-	return nil
+	return r.its().Update(ctx, mc)
 }
 
-func (r *Runner) deregisterWEC(ctx context.Context, w WEC, tick int) error {
-	mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: w.Name}}
+func (r *Runner) deregisterWEC(ctx context.Context, mc *clusterv1.ManagedCluster, tick int) error {
 	err := r.its().Delete(ctx, mc)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("deregistering WEC %s: %w", w.Name, err)
+		return fmt.Errorf("deregistering WEC %s: %w", mc.Name, err)
 	}
-	r.logf("WEC %s left at tick %d", w.Name, tick)
+	r.logf("WEC %s left at tick %d", mc.Name, tick)
 	return nil
 }
 
@@ -302,10 +325,8 @@ func (r *Runner) workStatus(obj Object, wec string, rep Report, now time.Time) *
 
 // writeWorkStatus creates or updates ws when its content differs from what is stored: the main
 // resource (labels, sourceRef, statusDetails) and the status subresource, as the agent does.
-func (r *Runner) writeWorkStatus(ctx context.Context, ws *controlv1alpha1.WorkStatus) error {
-	cur := &controlv1alpha1.WorkStatus{}
-	err := r.its().Get(ctx, client.ObjectKeyFromObject(ws), cur)
-	if apierrors.IsNotFound(err) {
+func (r *Runner) writeWorkStatus(ctx context.Context, ws, cur *controlv1alpha1.WorkStatus) error {
+	if cur == nil {
 		status := ws.Status
 		if err := r.its().Create(ctx, ws); err != nil {
 			return fmt.Errorf("creating WorkStatus %s/%s: %w", ws.Namespace, ws.Name, err)
@@ -313,9 +334,6 @@ func (r *Runner) writeWorkStatus(ctx context.Context, ws *controlv1alpha1.WorkSt
 		ws.Status = status
 		r.logf("%s/%s: first report", ws.Namespace, ws.Name)
 		return r.its().Status().Update(ctx, ws)
-	}
-	if err != nil {
-		return err
 	}
 	if !sameJSON(cur.Status.Raw, ws.Status.Raw) {
 		cur.Status = ws.Status
@@ -369,17 +387,10 @@ func labelsInclude(have, want map[string]string) bool {
 }
 
 // deleteStale deletes the simulator's WorkStatuses (for this WDS) that keep does not list.
-func (r *Runner) deleteStale(ctx context.Context, keep map[client.ObjectKey]bool) error {
-	var list controlv1alpha1.WorkStatusList
-	if err := r.its().List(ctx, &list, client.MatchingLabels{
-		controlv1alpha1.LabelOriginWDSName: r.WDSName, LabelSimulated: "true",
-	}); err != nil {
-		return fmt.Errorf("listing WorkStatuses: %w", err)
-	}
+func (r *Runner) deleteStale(ctx context.Context, existing map[client.ObjectKey]*controlv1alpha1.WorkStatus, keep map[client.ObjectKey]bool) error {
 	var errs []error
-	for i := range list.Items {
-		ws := &list.Items[i]
-		if keep[client.ObjectKeyFromObject(ws)] {
+	for key, ws := range existing {
+		if keep[key] {
 			continue
 		}
 		if err := r.its().Delete(ctx, ws); err != nil && !apierrors.IsNotFound(err) {
