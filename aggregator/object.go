@@ -3,6 +3,7 @@ package aggregator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -490,19 +491,68 @@ func (a *Aggregator) writeReturn(ctx context.Context, in *objectInputs, wantLabe
 	return wrote, nil
 }
 
-// applyReturn applies without forcing; a conflict with another field manager is an event, not a
-// retry loop.
+// applyReturn applies without forcing. When other field managers own some of the fields with
+// other values, those fields are left to them: they are dropped from the apply, which is retried
+// with the rest (an Event names them). Other refusals (invalid for the kind's schema) are Events
+// too, not retry loops.
 func (a *Aggregator) applyReturn(ctx context.Context, u *unstructured.Unstructured, sub string, in *objectInputs) error {
-	err := a.apply(ctx, u, sub, false, "status")
-	if err == nil {
-		return nil
+	var dropped []string
+	for range 4 {
+		err := a.apply(ctx, u, sub, false, "status")
+		if err == nil {
+			break
+		}
+		conflicts := conflictFields(err)
+		switch {
+		case len(conflicts) > 0 && removeFields(u.Object, conflicts):
+			a.metrics.conflicts.Inc()
+			dropped = append(dropped, conflicts...)
+			continue
+		case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || len(conflicts) > 0:
+			a.recorder.Eventf(in.obj, nil, corev1.EventTypeWarning, "StatusNotReturned", "ReturnStatus", "%s", err.Error())
+			return nil
+		default:
+			return err
+		}
 	}
-	if apierrors.IsConflict(err) && sub != "" || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
-		a.metrics.conflicts.Inc()
-		a.recorder.Eventf(in.obj, nil, corev1.EventTypeWarning, "StatusNotReturned", "ReturnStatus", "%s", err.Error())
-		return nil
+	if len(dropped) > 0 {
+		a.recorder.Eventf(in.obj, nil, corev1.EventTypeNormal, "FieldsOwnedByOthers", "ReturnStatus",
+			"not written because another field manager owns them: %s", strings.Join(dropped, ", "))
 	}
-	return err
+	return nil
+}
+
+// conflictFields lists the field paths (".status.readyReplicas") of a server-side apply conflict.
+func conflictFields(err error) []string {
+	var out []string
+	if st, ok := err.(apierrors.APIStatus); ok || errors.As(err, &st) {
+		if d := st.Status().Details; d != nil {
+			for _, c := range d.Causes {
+				if c.Type == metav1.CauseTypeFieldManagerConflict && c.Field != "" {
+					out = append(out, c.Field)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// removeFields deletes the fields at the given paths (".a.b", or ".a.b[key=...]..." which removes
+// ".a.b") from obj, and reports whether any was present.
+func removeFields(obj map[string]any, paths []string) bool {
+	removed := false
+	for _, p := range paths {
+		p, _, _ = strings.Cut(p, "[")
+		keys := strings.Split(strings.TrimPrefix(p, "."), ".")
+		if len(keys) < 2 { // never the whole status, metadata, ...
+			continue
+		}
+		if _, found, _ := unstructured.NestedFieldNoCopy(obj, keys...); found {
+			unstructured.RemoveNestedField(obj, keys...)
+			removed = true
+		}
+	}
+	return removed
 }
 
 // ownsField reports whether FieldManager's managed-fields entry for the subresource ("" for the

@@ -1,7 +1,11 @@
 package aggregator
 
 import (
+	"fmt"
+	"slices"
 	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -180,5 +184,28 @@ func TestContains(t *testing.T) {
 				t.Errorf("contains = %v, want %v", got, tc.ok)
 			}
 		})
+	}
+}
+
+func TestConflictFieldsAndRemoval(t *testing.T) {
+	err := apierrors.NewApplyConflict([]metav1.StatusCause{
+		{Type: metav1.CauseTypeFieldManagerConflict, Message: `conflict with "other"`, Field: ".status.readyReplicas"},
+		{Type: metav1.CauseTypeFieldManagerConflict, Message: `conflict with "other"`, Field: `.status.conditions[type="Available"].status`},
+	}, "conflicts")
+	fields := conflictFields(fmt.Errorf("apply: %w", err))
+	want := []string{".status.readyReplicas", `.status.conditions[type="Available"].status`}
+	if !slices.Equal(fields, want) {
+		t.Fatalf("conflictFields = %v, want %v", fields, want)
+	}
+	obj := map[string]any{"status": map[string]any{"readyReplicas": int64(1), "replicas": int64(3), "conditions": []any{}}}
+	if !removeFields(obj, fields) {
+		t.Fatal("removeFields removed nothing")
+	}
+	wantObj := map[string]any{"status": map[string]any{"replicas": int64(3)}}
+	if !equality.Semantic.DeepEqual(obj, wantObj) {
+		t.Errorf("after removal %v, want %v", obj, wantObj)
+	}
+	if removeFields(obj, []string{".status", ".status.absent"}) {
+		t.Error("removeFields reported removing the whole status or an absent field")
 	}
 }

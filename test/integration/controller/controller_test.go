@@ -37,6 +37,7 @@ func TestController(t *testing.T) {
 
 	t.Run("TruthTable", func(t *testing.T) { testTruthTable(t, c) })
 	t.Run("Transitions", func(t *testing.T) { testTransitions(t, c) })
+	t.Run("FieldTakenByAnotherManager", func(t *testing.T) { testFieldTaken(t, c) })
 	t.Run("SeedCollectors", func(t *testing.T) { testSeedCollectors(t, c) })
 	t.Run("MissingInvalidAndChangedCollector", func(t *testing.T) { testCollectorLifecycle(t, c) })
 	t.Run("ClusterLabelMovesWEC", func(t *testing.T) { testClusterLabels(t, c) })
@@ -649,6 +650,39 @@ func testAggregationPolicy(t *testing.T, c client.Client) {
 	eventually(t, "built-in aggregate again", func() error {
 		if n, err := replicasOf(); err != nil || n != 2 {
 			return fmt.Errorf("replicas %d (%v)", n, err)
+		}
+		return nil
+	})
+}
+
+// testFieldTaken: another manager takes over (with force) a field that statusfold returns; from
+// then on statusfold leaves that field alone and keeps returning the others.
+func testFieldTaken(t *testing.T, c client.Client) {
+	ns := "taken"
+	d := deployment(t, c, ns, "web", 3, nil)
+	create(t, c, policy(ns, []string{"wec1"}, clause("apps", "deployments", ns, []string{"web"}, singleton)))
+	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 3, d.Generation), applied(d.Generation))
+	expectReturn(t, c, d, "1", 3)
+	other := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": d.Name, "namespace": ns},
+		"status":   map[string]any{"readyReplicas": int64(3)},
+	}}
+	if err := c.SubResource("status").Apply(context.Background(), client.ApplyConfigurationFromUnstructured(other),
+		client.FieldOwner("other-controller"), client.ForceOwnership); err != nil {
+		t.Fatal(err)
+	}
+	// The WEC's state changes: availableReplicas follows it, readyReplicas stays the other's.
+	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 2, d.Generation), applied(d.Generation))
+	eventually(t, "availableReplicas returned, readyReplicas left to the other manager", func() error {
+		u, err := getObject(c, d, ns, d.Name)
+		if err != nil {
+			return err
+		}
+		avail, _, _ := unstructured.NestedInt64(u.Object, "status", "availableReplicas")
+		ready, _, _ := unstructured.NestedInt64(u.Object, "status", "readyReplicas")
+		if avail != 2 || ready != 3 {
+			return fmt.Errorf("availableReplicas %d (want 2), readyReplicas %d (want 3)", avail, ready)
 		}
 		return nil
 	})
