@@ -366,7 +366,11 @@ var neverWritten = map[schema.GroupResource]bool{
 
 // returnStatus applies the SPEC §5 decision to the object's own status and executing-count label.
 func (a *Aggregator) returnStatus(ctx context.Context, in *objectInputs) (bool, error) {
-	if in.obj == nil || neverWritten[in.key.GroupResource()] {
+	if in.obj == nil {
+		a.returned.forget(in.key)
+		return false, nil
+	}
+	if neverWritten[in.key.GroupResource()] {
 		return false, nil
 	}
 	var input ReturnInput
@@ -443,7 +447,7 @@ func (a *Aggregator) writeReturn(ctx context.Context, in *objectInputs, wantLabe
 		}
 		statusJSON = string(b)
 	}
-	memo, _ := a.returned.get(obj.GetUID())
+	memo := a.returned.get(in.key, obj.GetUID())
 	var statusOK bool
 	if status == nil {
 		statusOK = !ownsStatus
@@ -487,7 +491,7 @@ func (a *Aggregator) writeReturn(ctx context.Context, in *objectInputs, wantLabe
 		}
 		wrote = true
 	}
-	a.returned.set(obj.GetUID(), statusJSON)
+	a.returned.set(in.key, obj.GetUID(), statusJSON)
 	return wrote, nil
 }
 

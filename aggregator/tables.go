@@ -89,31 +89,39 @@ func (ts *tableState) feed(objRV string, obj map[string]any, cols []*collector.C
 	}
 }
 
-// returnMemo remembers the status last applied per object, so an unchanged return is not written.
+// returnMemo remembers the status last applied per object (and the object's UID, so a
+// re-created object starts afresh), so an unchanged return is not written again.
 type returnMemo struct {
 	mu sync.Mutex
-	m  map[types.UID]string
+	m  map[ObjectKey]memoEntry
 }
 
-func (r *returnMemo) init() { r.m = map[types.UID]string{} }
-
-func (r *returnMemo) get(uid types.UID) (string, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	v, ok := r.m[uid]
-	return v, ok
+type memoEntry struct {
+	uid    types.UID
+	status string
 }
 
-func (r *returnMemo) set(uid types.UID, v string) {
+func (r *returnMemo) init() { r.m = map[ObjectKey]memoEntry{} }
+
+func (r *returnMemo) get(k ObjectKey, uid types.UID) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.m[uid] = v
+	if e, ok := r.m[k]; ok && e.uid == uid {
+		return e.status
+	}
+	return ""
 }
 
-func (r *returnMemo) forget(uid types.UID) {
+func (r *returnMemo) set(k ObjectKey, uid types.UID, status string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.m, uid)
+	r.m[k] = memoEntry{uid: uid, status: status}
+}
+
+func (r *returnMemo) forget(k ObjectKey) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.m, k)
 }
 
 // prunerCache holds one compiled classifier.Pruner per ContentClassifier resource version.
