@@ -23,6 +23,7 @@ import (
 )
 
 // +kubebuilder:rbac:groups=control.kubestellar.io,resources=statuscollectors,verbs=get
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=bindingpolicies,verbs=list
 
 // The URL paths the webhooks are served at (the manifests in config/webhook use them).
 const (
@@ -98,7 +99,7 @@ func SetupBuiltinCerts(mgr ctrl.Manager, opts certs.Options) (*certs.Rotator, er
 
 // NewChecker builds the Checker that Setup uses, with lookups backed by mgr.
 func NewChecker(mgr ctrl.Manager, opts Options) (*check.Checker, error) {
-	co := check.Options{Collectors: opts.Collectors, Mapper: mgr.GetRESTMapper()}
+	co := check.Options{Collectors: opts.Collectors, Mapper: mgr.GetRESTMapper(), Policies: ClientPolicies(mgr.GetAPIReader())}
 	if co.Collectors == nil {
 		co.Collectors = ClientCollectors(mgr.GetAPIReader())
 	}
@@ -147,6 +148,17 @@ func ClientCollectors(c client.Reader) check.CollectorGetter {
 	})
 }
 
+// ClientPolicies lists BindingPolicies with a controller-runtime client.
+func ClientPolicies(c client.Reader) check.PolicyLister {
+	return check.PolicyListerFunc(func(ctx context.Context) ([]controlv1alpha1.BindingPolicy, error) {
+		var l controlv1alpha1.BindingPolicyList
+		if err := c.List(ctx, &l); err != nil {
+			return nil, err
+		}
+		return l.Items, nil
+	})
+}
+
 // Validator is a validating webhook for one kind: it runs a check and rejects the object with
 // an Invalid status error (kubectl prints `The StatusCollector "x" is invalid: ...` and every
 // field error) when the check finds errors; warnings always reach the client.
@@ -160,10 +172,8 @@ type Validator[T client.Object] struct {
 // NewStatusCollectorValidator rejects collectors with any error of the collector compiler.
 func NewStatusCollectorValidator(c *check.Checker) *Validator[*controlv1alpha1.StatusCollector] {
 	return &Validator[*controlv1alpha1.StatusCollector]{kind: "StatusCollector",
-		check: func(_ context.Context, sc *controlv1alpha1.StatusCollector) (field.ErrorList, []string) {
-			return c.StatusCollector(sc)
-		},
-		spec: func(sc *controlv1alpha1.StatusCollector) any { return sc.Spec }}
+		check: c.StatusCollector,
+		spec:  func(sc *controlv1alpha1.StatusCollector) any { return sc.Spec }}
 }
 
 // NewContentClassifierValidator rejects classifiers that break a rule of SPEC §6.

@@ -177,7 +177,7 @@ func validateDocuments(ctx context.Context, docs []document, schemasDir string) 
 			return sc, nil
 		}
 		return nil, check.ErrUnknown
-	})}
+	})} // no Policies: the policies among the files get the schema-aware check themselves
 	if schemasDir != "" {
 		s, err := check.LoadSchemas(schemasDir)
 		if err != nil {
@@ -196,7 +196,7 @@ func validateDocuments(ctx context.Context, docs []document, schemasDir string) 
 			var warnings []string
 			switch obj := it.obj.(type) {
 			case *controlv1alpha1.StatusCollector:
-				errs, warnings = checker.StatusCollector(obj)
+				errs, warnings = checker.StatusCollector(ctx, obj)
 			case *controlv1alpha1.ContentClassifier:
 				errs, warnings = checker.ContentClassifier(obj)
 			case *controlv1alpha1.BindingPolicy:

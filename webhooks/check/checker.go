@@ -41,6 +41,22 @@ func (f CollectorGetterFunc) GetStatusCollector(ctx context.Context, name string
 	return f(ctx, name)
 }
 
+// PolicyLister lists the BindingPolicies, so that a StatusCollector's admission can type-check
+// it against the resources of the policies that apply it.
+type PolicyLister interface {
+	ListBindingPolicies(ctx context.Context) ([]controlv1alpha1.BindingPolicy, error)
+}
+
+// PolicyListerFunc adapts a function to PolicyLister.
+type PolicyListerFunc func(ctx context.Context) ([]controlv1alpha1.BindingPolicy, error)
+
+var _ PolicyLister = PolicyListerFunc(nil)
+
+// ListBindingPolicies calls f.
+func (f PolicyListerFunc) ListBindingPolicies(ctx context.Context) ([]controlv1alpha1.BindingPolicy, error) {
+	return f(ctx)
+}
+
 // ErrUnknown says that a lookup cannot tell whether the object exists; the Checker then skips the
 // checks that need it, without a warning.
 var ErrUnknown = errors.New("not known")
@@ -55,6 +71,9 @@ type ResourceMapper interface {
 type Options struct {
 	// Collectors finds the StatusCollectors that BindingPolicies name.
 	Collectors CollectorGetter
+	// Policies lists BindingPolicies: a collector is type-checked against the resources that
+	// the policies applying it name (the schema-aware check, seen from the collector's side).
+	Policies PolicyLister
 	// Mapper says which resources are served and what their kinds are (e.g. the manager's
 	// discovery-backed REST mapper).
 	Mapper ResourceMapper
@@ -90,10 +109,46 @@ func New(opts Options) (*Checker, error) {
 }
 
 // StatusCollector returns every problem of sc that the collector compiler finds, and its
-// warnings.
-func (c *Checker) StatusCollector(sc *controlv1alpha1.StatusCollector) (field.ErrorList, []string) {
+// warnings; with Policies, Mapper and Schemas also the schema-aware warnings for the resources
+// of the BindingPolicies that apply sc.
+func (c *Checker) StatusCollector(ctx context.Context, sc *controlv1alpha1.StatusCollector) (field.ErrorList, []string) {
 	_, errs, warnings := c.compiler.Compile(sc)
+	if len(errs) > 0 || c.opts.Policies == nil || c.opts.Mapper == nil || c.opts.Schemas == nil {
+		return errs, warnings
+	}
+	bps, err := c.opts.Policies.ListBindingPolicies(ctx)
+	if errors.Is(err, ErrUnknown) {
+		return errs, warnings
+	}
+	if err != nil {
+		return errs, append(warnings, fmt.Sprintf("could not list BindingPolicies to check this collector against their resources: %v", err))
+	}
+	done := sets.New[schema.GroupVersionKind]()
+	for i := range bps {
+		for j := range bps[i].Spec.Downsync {
+			clause := &bps[i].Spec.Downsync[j]
+			if !slices.Contains(clause.StatusCollectors, sc.Name) {
+				continue
+			}
+			kinds, _ := c.clauseKinds(clause, nil)
+			for _, gvk := range kinds {
+				if done.Has(gvk) {
+					continue
+				}
+				done.Insert(gvk)
+				for _, w := range c.typedWarnings(sc, gvk) {
+					warnings = append(warnings, fmt.Sprintf("%s (applied by BindingPolicy %q)", w, bps[i].Name))
+				}
+			}
+		}
+	}
 	return errs, warnings
+}
+
+// compile is the collector compiler's verdict on sc, without lookups.
+func (c *Checker) compile(sc *controlv1alpha1.StatusCollector) field.ErrorList {
+	_, errs, _ := c.compiler.Compile(sc)
+	return errs
 }
 
 // AggregationPolicy returns the errors of an aggregation policy: its Rego module compiled in
@@ -174,12 +229,12 @@ func (c *Checker) BindingPolicy(ctx context.Context, bp *controlv1alpha1.Binding
 				sc, err := c.opts.Collectors.GetStatusCollector(ctx, name)
 				switch {
 				case errors.Is(err, ErrUnknown):
-				case apierrors.IsNotFound(err):
+				case apierrors.IsNotFound(err) || (err == nil && sc == nil):
 					warnings = append(warnings, fmt.Sprintf("%s: StatusCollector %q not found; its result appears once it exists", p, name))
 				case err != nil:
 					warnings = append(warnings, fmt.Sprintf("%s: could not look up StatusCollector %q: %v", p, name, err))
 				default:
-					cerrs, _ := c.StatusCollector(sc)
+					cerrs := c.compile(sc)
 					l = lookup{sc: sc, valid: len(cerrs) == 0}
 					if !l.valid {
 						warnings = append(warnings, fmt.Sprintf("%s: StatusCollector %q is invalid and is skipped: %s", p, name, cerrs[0].Error()))

@@ -122,7 +122,7 @@ func newChecker(t testing.TB, getter CollectorGetter) *Checker {
 
 func TestStatusCollector(t *testing.T) {
 	c := newChecker(t, nil)
-	errs, warnings := c.StatusCollector(collectorObj("bad", sel("a", "inventory.name"), agg("n", controlv1alpha1.AggregatorTypeSum, "")))
+	errs, warnings := c.StatusCollector(context.Background(), collectorObj("bad", sel("a", "inventory.name"), agg("n", controlv1alpha1.AggregatorTypeSum, "")))
 	want := field.ErrorList{
 		field.Forbidden(field.NewPath("spec", "select"), "select and combinedFields are mutually exclusive"),
 		field.Required(field.NewPath("spec", "combinedFields").Index(0).Child("subject"), "SUM needs a subject"),
@@ -133,9 +133,41 @@ func TestStatusCollector(t *testing.T) {
 	if len(warnings) != 0 {
 		t.Errorf("warnings: %q", warnings)
 	}
-	errs, warnings = c.StatusCollector(collectorObj("never", filter("false"), sel("wec", "inventory.name")))
+	errs, warnings = c.StatusCollector(context.Background(), collectorObj("never", filter("false"), sel("wec", "inventory.name")))
 	if len(errs) != 0 || len(warnings) != 1 {
 		t.Errorf("constant false filter: errs %v, warnings %q", errs, warnings)
+	}
+}
+
+// TestStatusCollectorTypedByPolicies: a collector is type-checked against the resources of the
+// policies that apply it, once per kind.
+func TestStatusCollectorTypedByPolicies(t *testing.T) {
+	s := testSchemas(t)
+	policies := []controlv1alpha1.BindingPolicy{
+		*policy("deploys", clause(group("apps"), res("deployments"), uses("ready-count", "other"))),
+		*policy("deploys-again", clause(group("apps"), res("deployments"), uses("ready-count"))),
+		*policy("everything", clause(res("*"), uses("ready-count"))),
+		*policy("jobs", clause(group("batch"), res("jobs"), uses("other"))),
+	}
+	c, err := New(Options{Mapper: s, Schemas: s, Policies: PolicyListerFunc(func(context.Context) ([]controlv1alpha1.BindingPolicy, error) {
+		return policies, nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readyCount := collectorObj("ready-count", agg("ready", controlv1alpha1.AggregatorTypeSum, "returned.status.avaliableReplicas"))
+	errs, warnings := c.StatusCollector(context.Background(), readyCount)
+	want := []string{`collector "ready-count": spec.combinedFields[0].subject: no such field 'avaliableReplicas' in apps/v1 Deployment .status (applied by BindingPolicy "deploys")`}
+	if len(errs) != 0 {
+		t.Errorf("errors: %v", errs)
+	}
+	if diff := cmp.Diff(want, warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	// Invalid collectors get their errors only.
+	errs, warnings = c.StatusCollector(context.Background(), collectorObj("ready-count", sel("a", "inventory.nmae")))
+	if len(errs) != 1 || len(warnings) != 0 {
+		t.Errorf("invalid collector: errors %v, warnings %q", errs, warnings)
 	}
 }
 

@@ -334,6 +334,18 @@ spec:
 		t.Logf("%s", out)
 	})
 
+	t.Run("a collector is checked against the policies that apply it", func(t *testing.T) {
+		out, ok := e.kubectl(t, yamlDoc(`
+kind: StatusCollector
+metadata: {name: ready-count}
+spec:
+  combinedFields: [{name: ready-total, type: SUM, subject: returned.status.avaliableReplicas}]`), "apply", "-f", "-")
+		want := `Warning: collector "ready-count": spec.combinedFields[0].subject: no such field 'avaliableReplicas' in apps/v1 Deployment .status (applied by BindingPolicy "nginx-ready")`
+		if !ok || !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	})
+
 	t.Run("certificate rotation while serving causes no failed admission", func(t *testing.T) {
 		var requests, failures atomic.Int64
 		var firstFailure atomic.Value
@@ -468,7 +480,7 @@ func offlineMessage(t *testing.T, e *env, doc string) string {
 	var errs field.ErrorList
 	switch o := obj.(type) {
 	case *controlv1alpha1.StatusCollector:
-		errs, _ = c.StatusCollector(o)
+		errs, _ = c.StatusCollector(context.Background(), o)
 	case *controlv1alpha1.ContentClassifier:
 		errs, _ = c.ContentClassifier(o)
 	case *controlv1alpha1.BindingPolicy:
