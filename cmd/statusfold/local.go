@@ -13,9 +13,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -87,37 +85,24 @@ func (e errorsOnly) WithValues(kv ...any) logr.LogSink {
 
 func (e errorsOnly) WithName(name string) logr.LogSink { return errorsOnly{e.LogSink.WithName(name)} }
 
-// Names of the webhook configurations statusfold local registers (URL-based, on 127.0.0.1).
-const (
-	localValidatingWebhooks = "statusfold-local-validating"
-	localMutatingWebhooks   = "statusfold-local-mutating"
-)
-
 // runLocalManager runs the controllers and the admission webhooks in-process: the webhook server
-// listens on a free port of 127.0.0.1, package certs issues its certificate (kept in memory,
-// files in the data folder) and injects the CA bundle into the webhook configurations, which
-// call it by URL.
+// listens on a free port of 127.0.0.1, statusfold's webhook configurations call it by URL, and
+// the built-in certificates (package certs, kept in memory, files in the data folder for the
+// server) provide its serving certificate and the configurations' CA bundle.
 func runLocalManager(ctx context.Context, cp *local.ControlPlane, wdsName string, ready func()) error {
 	port, err := freePort()
 	if err != nil {
 		return err
 	}
-	if err := applyLocalWebhookConfigurations(ctx, cp.Client, fmt.Sprintf("https://127.0.0.1:%d", port)); err != nil {
-		return err
+	validating, mutating := webhooks.Configurations(webhooks.URLClientConfig(fmt.Sprintf("https://127.0.0.1:%d", port), nil))
+	for _, obj := range []client.Object{validating, mutating} {
+		if err := createOrReplace(ctx, cp.Client, obj); err != nil {
+			return fmt.Errorf("webhook configuration %s: %w", obj.GetName(), err)
+		}
 	}
 	certDir := filepath.Join(cp.DataDir, "webhook-certs")
 	if err := os.MkdirAll(certDir, 0o700); err != nil {
 		return err
-	}
-	rot, err := certs.New(ctx, cp.Client, certs.Options{
-		IPAddresses:                     []net.IP{net.IPv4(127, 0, 0, 1)},
-		DNSNames:                        []string{"localhost"},
-		ValidatingWebhookConfigurations: []string{localValidatingWebhooks},
-		MutatingWebhookConfigurations:   []string{localMutatingWebhooks},
-		CertDir:                         certDir,
-	})
-	if err != nil {
-		return fmt.Errorf("webhook certificate: %w", err)
 	}
 	mgr, _, err := aggregator.NewManager(aggregator.Config{
 		Options:     aggregator.Options{WDSName: wdsName},
@@ -127,7 +112,11 @@ func runLocalManager(ctx context.Context, cp *local.ControlPlane, wdsName string
 		WebhookPort: port,
 		CertDir:     certDir,
 		SetupWebhooks: func(mgr manager.Manager) error {
-			if err := mgr.Add(rot); err != nil {
+			if _, err := webhooks.SetupBuiltinCerts(mgr, certs.Options{
+				IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+				DNSNames:    []string{"localhost"},
+				CertDir:     certDir,
+			}); err != nil {
 				return err
 			}
 			return webhooks.Setup(mgr, webhooks.Options{})
@@ -159,62 +148,17 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// applyLocalWebhookConfigurations creates or replaces the URL-based webhook configurations;
-// the CA bundle is left to package certs.
-func applyLocalWebhookConfigurations(ctx context.Context, c client.Client, base string) error {
-	fail := admissionregistrationv1.Fail
-	none := admissionregistrationv1.SideEffectClassNone
-	rule := func(resource string, ops ...admissionregistrationv1.OperationType) []admissionregistrationv1.RuleWithOperations {
-		group := "control.kubestellar.io"
-		if resource == "aggregationpolicies" {
-			group = "policy.statusfold.dev"
-		}
-		return []admissionregistrationv1.RuleWithOperations{{
-			Operations: ops,
-			Rule: admissionregistrationv1.Rule{
-				APIGroups: []string{group}, APIVersions: []string{"v1alpha1"}, Resources: []string{resource},
-			},
-		}}
+// createOrReplace creates obj, or replaces what is stored under its name (a --data-dir keeps the
+// previous run's configurations, which point at a port that is gone).
+func createOrReplace(ctx context.Context, c client.Client, obj client.Object) error {
+	cur := obj.DeepCopyObject().(client.Object)
+	err := c.Get(ctx, client.ObjectKeyFromObject(obj), cur)
+	switch {
+	case apierrors.IsNotFound(err):
+		return c.Create(ctx, obj)
+	case err != nil:
+		return err
 	}
-	url := func(path string) admissionregistrationv1.WebhookClientConfig {
-		u := base + path
-		return admissionregistrationv1.WebhookClientConfig{URL: &u}
-	}
-	versions := []string{"v1"}
-	cu := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
-	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: localValidatingWebhooks},
-		Webhooks: []admissionregistrationv1.ValidatingWebhook{
-			{Name: "statuscollectors.statusfold.dev", ClientConfig: url(webhooks.PathValidateStatusCollector),
-				Rules: rule("statuscollectors", cu...), FailurePolicy: &fail, SideEffects: &none, AdmissionReviewVersions: versions},
-			{Name: "contentclassifiers.statusfold.dev", ClientConfig: url(webhooks.PathValidateContentClassifier),
-				Rules: rule("contentclassifiers", cu...), FailurePolicy: &fail, SideEffects: &none, AdmissionReviewVersions: versions},
-			{Name: "bindingpolicies.statusfold.dev", ClientConfig: url(webhooks.PathValidateBindingPolicy),
-				Rules: rule("bindingpolicies", cu...), FailurePolicy: &fail, SideEffects: &none, AdmissionReviewVersions: versions},
-			{Name: "aggregationpolicies.statusfold.dev", ClientConfig: url(webhooks.PathValidateAggregationPolicy),
-				Rules: rule("aggregationpolicies", cu...), FailurePolicy: &fail, SideEffects: &none, AdmissionReviewVersions: versions},
-		},
-	}
-	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: localMutatingWebhooks},
-		Webhooks: []admissionregistrationv1.MutatingWebhook{
-			{Name: "statuscollectors.statusfold.dev", ClientConfig: url(webhooks.PathMutateStatusCollector),
-				Rules: rule("statuscollectors", cu...), FailurePolicy: &fail, SideEffects: &none, AdmissionReviewVersions: versions},
-		},
-	}
-	for _, obj := range []client.Object{validating, mutating} {
-		cur := obj.DeepCopyObject().(client.Object)
-		err := c.Get(ctx, client.ObjectKeyFromObject(obj), cur)
-		switch {
-		case apierrors.IsNotFound(err):
-			err = c.Create(ctx, obj)
-		case err == nil:
-			obj.SetResourceVersion(cur.GetResourceVersion())
-			err = c.Update(ctx, obj)
-		}
-		if err != nil {
-			return fmt.Errorf("webhook configuration %s: %w", obj.GetName(), err)
-		}
-	}
-	return nil
+	obj.SetResourceVersion(cur.GetResourceVersion())
+	return c.Update(ctx, obj)
 }

@@ -26,6 +26,7 @@ import (
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/local"
 	"github.com/statusfold/statusfold/test/framework"
+	"github.com/statusfold/statusfold/webhooks"
 )
 
 // run is one `statusfold local` subprocess with its output collected.
@@ -230,9 +231,9 @@ func TestLocalDemo(t *testing.T) {
 		}
 		ports[u.Port()] = true
 	}
-	whURL, _, err := kubectl(ctx, kc, "", "get", "validatingwebhookconfiguration", "statusfold-local-validating", "-o", "jsonpath={.webhooks[0].clientConfig.url}")
+	whURL, stderr, err := kubectl(ctx, kc, "", "get", "validatingwebhookconfiguration", webhooks.ValidatingConfigurationName, "-o", "jsonpath={.webhooks[0].clientConfig.url}")
 	if err != nil {
-		t.Fatalf("reading the webhook configuration: %v", err)
+		t.Fatalf("reading the webhook configuration: %v %s", err, stderr)
 	}
 	if u, err := url.Parse(whURL); err == nil && u.Port() != "" {
 		ports[u.Port()] = true
@@ -241,7 +242,7 @@ func TestLocalDemo(t *testing.T) {
 	}
 
 	// A bad collector is rejected at kubectl apply, naming the field.
-	_, stderr, err := kubectl(ctx, kc, badCollector, "apply", "-f", "-")
+	_, stderr, err = kubectl(ctx, kc, badCollector, "apply", "-f", "-")
 	if err == nil {
 		t.Errorf("kubectl apply of a bad collector succeeded")
 	}
