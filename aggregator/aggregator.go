@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -99,6 +100,7 @@ type Aggregator struct {
 	log      logr.Logger
 	wds      client.Client // writes, and typed reads through the manager's cache
 	wdsCache cache.Cache
+	live     client.Reader // uncached reads of the WDS
 	its      cluster.Cluster
 	mapper   meta.RESTMapper
 	recorder events.EventRecorder
@@ -118,6 +120,11 @@ type Aggregator struct {
 	pending  eventTimes
 	// aggregationPolicies: the AggregationPolicy kind is served and watched.
 	aggregationPolicies bool
+
+	// orphans are objects found at start carrying the executing-count label: they are read
+	// even when no watch covers them, so a return whose Binding went while no manager ran is
+	// cleared.
+	orphans sync.Map // ObjectKey → struct{}
 
 	watchesMu sync.Mutex
 	watches   map[string]bool // GVR strings with an event handler
@@ -163,6 +170,7 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		log:      mgr.GetLogger().WithName("aggregator"),
 		wds:      mgr.GetClient(),
 		wdsCache: mgr.GetCache(),
+		live:     mgr.GetAPIReader(),
 		its:      its,
 		mapper:   mgr.GetRESTMapper(),
 		recorder: mgr.GetEventRecorder(FieldManager),
@@ -202,6 +210,7 @@ func (a *Aggregator) Start(ctx context.Context) error {
 	// Everything starts dirty: resolve every policy and reconcile every bound object.
 	a.enqueueAllPolicies(ctx)
 	a.enqueueAllKinds(ctx)
+	go a.enqueueLabelled(ctx)
 	var wg sync.WaitGroup
 	run := func(n int, f func() bool) {
 		for range n {
@@ -289,4 +298,24 @@ func bindingCollectors(spec *controlv1alpha1.BindingSpec) []string {
 		}
 	}
 	return out
+}
+
+// enqueueLabelled queues every object that carries statusfold's executing-count label, whatever
+// its resource, so that returns whose Binding disappeared while no manager ran are cleared.
+func (a *Aggregator) enqueueLabelled(ctx context.Context) {
+	for _, info := range a.catalog.resources(false) {
+		if neverWritten[info.GVR.GroupResource()] {
+			continue
+		}
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(info.GVR.GroupVersion().WithKind(info.Kind + "List"))
+		if err := a.live.List(ctx, list, client.HasLabels{LabelExecutingCount}); err != nil {
+			continue
+		}
+		for _, o := range list.Items {
+			k := ObjectKey{Group: info.GVR.Group, Resource: info.GVR.Resource, Namespace: o.Namespace, Name: o.Name}
+			a.orphans.Store(k, struct{}{})
+			a.objects.Add(k)
+		}
+	}
 }

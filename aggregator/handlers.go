@@ -266,6 +266,15 @@ func (a *Aggregator) enqueueAllPolicies(ctx context.Context) {
 	}
 	if a.opts.BindingResolution == BindingResolutionExternal {
 		a.enqueueAllBound(ctx)
+		return
+	}
+	// Bindings whose policy is gone are deleted by the policy's reconcile.
+	var bl controlv1alpha1.BindingList
+	if err := a.wdsCache.List(ctx, &bl); err != nil {
+		return
+	}
+	for i := range bl.Items {
+		a.policies.Add(bl.Items[i].Name)
 	}
 }
 

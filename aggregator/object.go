@@ -108,12 +108,20 @@ func (a *Aggregator) readObject(ctx context.Context, key ObjectKey) (*objectInpu
 		}
 		watched = true
 	}
-	if watched {
+	_, orphan := a.orphans.LoadAndDelete(key)
+	if watched || orphan {
+		var reader client.Reader = a.wdsCache
+		if !watched {
+			reader = a.live
+		}
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(info.GVK())
-		if err := a.wdsCache.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name}, u); err == nil {
+		if err := reader.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name}, u); err == nil {
 			in.obj = u
 		} else if !apierrors.IsNotFound(err) {
+			if orphan {
+				a.orphans.Store(key, struct{}{})
+			}
 			return nil, err
 		}
 	}

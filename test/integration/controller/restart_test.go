@@ -2,8 +2,11 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusfold/statusfold/aggregator"
@@ -28,9 +31,29 @@ func TestRestartConverges(t *testing.T) {
 	for _, w := range []string{"wec1", "wec2"} {
 		report(t, c, w, deploymentRef(d), deploymentStatus(3, readyOf[w], 1), applied(1))
 	}
+	// A ReplicaSet whose only policy is deleted while no manager runs.
+	rs := replicaSet(t, c, ns, "solo", 2)
+	create(t, c, policy("restart-solo", []string{"wec1"}, clause("apps", "replicasets", ns, []string{"solo"}, singleton)))
+	rsRef := controlv1alpha1.SourceRef{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet", Namespace: ns, Name: "solo"}
+	report(t, c, "wec1", rsRef, map[string]any{"replicas": 2, "readyReplicas": 2, "observedGeneration": 1}, applied(1))
+	rsReturned := func(wantLabel bool, wantReady int64) func() error {
+		return func() error {
+			u, err := getObject(c, rs, ns, "solo")
+			if err != nil {
+				return err
+			}
+			_, hasLabel := u.GetLabels()[aggregator.LabelExecutingCount]
+			ready, _, _ := unstructured.NestedInt64(u.Object, "status", "readyReplicas")
+			if hasLabel != wantLabel || ready != wantReady {
+				return fmt.Errorf("label present %v, readyReplicas %d", hasLabel, ready)
+			}
+			return nil
+		}
+	}
 
 	stop := startManager(t, cp, aggregator.Options{})
 	expectReturn(t, c, d, "2", 1)
+	eventually(t, "ReplicaSet status returned", rsReturned(true, 2))
 	expectResult(t, c, d, ns, ns, "available-replicas-histogram", [][]string{{"1", "1"}, {"3", "1"}})
 	expectResult(t, c, gone, ns, ns, "count-wecs", [][]string{{"2"}})
 	stop()
@@ -48,11 +71,19 @@ func TestRestartConverges(t *testing.T) {
 	if err := c.Delete(context.Background(), gone); err != nil {
 		t.Fatal(err)
 	}
+	// The policy and (as the garbage collector would) its Binding go.
+	if err := c.Delete(context.Background(), &controlv1alpha1.BindingPolicy{ObjectMeta: metav1.ObjectMeta{Name: "restart-solo"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(context.Background(), &controlv1alpha1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "restart-solo"}}); err != nil {
+		t.Fatal(err)
+	}
 
 	startManager(t, cp, aggregator.Options{})
 	expectReturn(t, c, d, "3", 2)
 	expectResult(t, c, d, ns, ns, "available-replicas-histogram", [][]string{{"2", "1"}, {"3", "2"}})
 	expectResult(t, c, d, ns, ns, "count-wecs", [][]string{{"3"}})
+	eventually(t, "ReplicaSet's return cleared after its policy went", rsReturned(false, 0))
 	eventually(t, "CombinedStatus of the object deleted while down is gone", func() error {
 		var cs controlv1alpha1.CombinedStatus
 		err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: goneCS.Name}, &cs)
