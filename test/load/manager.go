@@ -48,11 +48,11 @@ type ManagerOptions struct {
 // StartManager re-runs the current test binary as a manager (TestMain must call
 // RunManagerHelper first thing).
 func StartManager(ctx context.Context, o ManagerOptions) (*ManagerProcess, error) {
-	pprofAddr, err := freeAddr()
+	pprofAddr, err := FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	metricsAddr, err := freeAddr()
+	metricsAddr, err := FreeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +212,8 @@ func fetch(url, path string) error {
 	return f.Close()
 }
 
-func freeAddr() (string, error) {
+// FreeAddr returns a free 127.0.0.1 address to listen on.
+func FreeAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
