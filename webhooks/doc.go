@@ -10,8 +10,8 @@
 //		WebhookServer: webhook.NewServer(webhook.Options{Port: 9443, CertDir: dir})})
 //	err := webhooks.Setup(mgr, webhooks.Options{})
 //
-// Setup needs nothing but the manager: StatusCollectors are read live through the manager's
-// API reader (RBAC: get statuscollectors), resources are mapped with the
+// Setup needs nothing but the manager: StatusCollectors are read live (RBAC: get
+// statuscollectors), BindingPolicies through the manager's cache (get, list, watch), resources are mapped with the
 // manager's REST mapper, and OpenAPI schemas for the schema-aware warnings come from the
 // apiserver's /openapi/v3 discovery (reused until the apiserver publishes a changed document). The manager's webhook server
 // must have a serving certificate: from cert-manager (config/certmanager), or from package certs

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -23,7 +24,7 @@ import (
 )
 
 // +kubebuilder:rbac:groups=control.kubestellar.io,resources=statuscollectors,verbs=get
-// +kubebuilder:rbac:groups=control.kubestellar.io,resources=bindingpolicies,verbs=list
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=bindingpolicies,verbs=get;list;watch
 
 // The URL paths the webhooks are served at (the manifests in config/webhook use them).
 const (
@@ -46,8 +47,8 @@ type Options struct {
 	// DisableSchemaChecks turns off the warnings that need OpenAPI schemas.
 	DisableSchemaChecks bool
 	// Collectors overrides where BindingPolicy checks find StatusCollectors; nil means live
-	// reads through the manager's API reader (not its cache: a BindingPolicy applied right
-	// after its collectors, as `kubectl apply -f dir` does, must see them).
+	// reads (not the manager's cache: a BindingPolicy applied right after its collectors, as
+	// `kubectl apply -f dir` does, must see them).
 	Collectors check.CollectorGetter
 	// BuiltinCerts, when set, makes Setup create the serving certificate with a certs.Rotator
 	// (built-in CA, Secret, caBundle injection, rotation) and add the rotator to the manager.
@@ -97,14 +98,23 @@ func SetupBuiltinCerts(mgr ctrl.Manager, opts certs.Options) (*certs.Rotator, er
 	return rot, mgr.Add(rot)
 }
 
-// NewChecker builds the Checker that Setup uses, with lookups backed by mgr.
+// NewChecker builds the Checker that Setup uses, with lookups backed by mgr: StatusCollectors
+// are read live, BindingPolicies from the manager's cache, schemas from /openapi/v3 discovery.
+// The live reads use a client without client-side rate limiting: a burst of admissions must not
+// queue behind the throttle (the webhook's timeout is 10 s).
 func NewChecker(mgr ctrl.Manager, opts Options) (*check.Checker, error) {
-	co := check.Options{Collectors: opts.Collectors, Mapper: mgr.GetRESTMapper(), Policies: ClientPolicies(mgr.GetAPIReader())}
+	cfg := rest.CopyConfig(mgr.GetConfig())
+	cfg.QPS, cfg.RateLimiter = -1, nil
+	live, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: client: %w", err)
+	}
+	co := check.Options{Collectors: opts.Collectors, Mapper: mgr.GetRESTMapper(), Policies: ClientPolicies(mgr.GetClient())}
 	if co.Collectors == nil {
-		co.Collectors = ClientCollectors(mgr.GetAPIReader())
+		co.Collectors = ClientCollectors(live)
 	}
 	if !opts.DisableSchemaChecks {
-		disc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+		disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("webhooks: discovery client: %w", err)
 		}

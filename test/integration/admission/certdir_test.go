@@ -47,19 +47,7 @@ func TestBuiltinCertsThroughCertDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := webhooks.Setup(mgr, webhooks.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
-	e := &env{cp: cp, rotator: rot, addr: "127.0.0.1:" + strconv.Itoa(port)}
-	e.waitServing(t)
+	e := serve(t, ctx, cancel, cp, mgr, rot, port)
 
 	out, ok := e.kubectl(t, yamlDoc(badObjects[1].yaml), "create", "-f", "-")
 	if ok || !strings.Contains(out, badObjects[1].want[0]) {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -73,6 +74,14 @@ func startAdmission(t *testing.T) *env {
 	if err := mgr.Add(rot); err != nil {
 		t.Fatal(err)
 	}
+	return serve(t, ctx, cancel, cp, mgr, rot, port)
+}
+
+// serve registers the webhooks with mgr, runs it until the test ends, and waits until the
+// apiserver reaches the webhooks.
+func serve(t *testing.T, ctx context.Context, cancel context.CancelFunc, cp *framework.ControlPlane,
+	mgr manager.Manager, rot *certs.Rotator, port int) *env {
+	t.Helper()
 	if err := webhooks.Setup(mgr, webhooks.Options{}); err != nil {
 		t.Fatal(err)
 	}
