@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	toolscache "k8s.io/client-go/tools/cache"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -161,12 +162,55 @@ func (a *Aggregator) onCluster(o, n client.Object) {
 // onBinding: every object that is or was in the binding is re-evaluated; the policy's conditions
 // follow the binding.
 func (a *Aggregator) onBinding(o, n client.Object) {
-	for _, obj := range []client.Object{o, n} {
-		if b, ok := obj.(*controlv1alpha1.Binding); ok {
-			a.enqueueBound(&b.Spec)
-		}
+	ob, _ := o.(*controlv1alpha1.Binding)
+	nb, _ := n.(*controlv1alpha1.Binding)
+	for _, k := range changedBound(ob, nb) {
+		a.objects.Add(k)
 	}
 	a.policies.Add(nameOf(o, n))
+}
+
+// changedBound lists the objects whose evaluation a Binding change can affect: all of them when
+// the destinations changed (or the Binding appeared or went), else those added, removed, or with
+// another modulation. A new resourceVersion alone changes nothing (the object's own event covers
+// it), so a status write does not fan out to every object of the Binding.
+func changedBound(o, n *controlv1alpha1.Binding) []ObjectKey {
+	if o == nil || n == nil || !slices.Equal(o.Spec.Destinations, n.Spec.Destinations) {
+		var keys []ObjectKey
+		for _, b := range []*controlv1alpha1.Binding{o, n} {
+			if b != nil {
+				for _, bo := range boundObjects(&b.Spec) {
+					keys = append(keys, bo.Key())
+				}
+			}
+		}
+		return keys
+	}
+	type entry struct {
+		version string
+		mod     controlv1alpha1.DownsyncModulation
+	}
+	index := func(b *controlv1alpha1.Binding) map[ObjectKey]entry {
+		m := map[ObjectKey]entry{}
+		for _, bo := range boundObjects(&b.Spec) {
+			m[bo.Key()] = entry{bo.GVR.Version, bo.Modulation}
+		}
+		return m
+	}
+	oi, ni := index(o), index(n)
+	var keys []ObjectKey
+	for k, oe := range oi {
+		ne, ok := ni[k]
+		if !ok || ne.version != oe.version || !equality.Semantic.DeepEqual(ne.mod, oe.mod) {
+			keys = append(keys, k)
+		}
+	}
+	for k := range ni {
+		if _, ok := oi[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 func (a *Aggregator) enqueueBound(spec *controlv1alpha1.BindingSpec) {

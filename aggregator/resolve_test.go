@@ -3,6 +3,7 @@ package aggregator
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -207,5 +208,50 @@ func TestConflictFieldsAndRemoval(t *testing.T) {
 	}
 	if removeFields(obj, []string{".status", ".status.absent"}) {
 		t.Error("removeFields reported removing the whole status or an absent field")
+	}
+}
+
+func TestChangedBound(t *testing.T) {
+	entry := func(name, rv string, collectors ...string) controlv1alpha1.NamespaceScopeDownsyncClause {
+		c := controlv1alpha1.NamespaceScopeDownsyncClause{}
+		c.Group, c.Version, c.Resource, c.Namespace, c.Name, c.ResourceVersion = "apps", "v1", "deployments", "ns", name, rv
+		c.StatusCollectors = collectors
+		return c
+	}
+	binding := func(dests []string, entries ...controlv1alpha1.NamespaceScopeDownsyncClause) *controlv1alpha1.Binding {
+		b := &controlv1alpha1.Binding{}
+		for _, d := range dests {
+			b.Spec.Destinations = append(b.Spec.Destinations, controlv1alpha1.Destination{ClusterId: d})
+		}
+		b.Spec.Workload.NamespaceScope = entries
+		return b
+	}
+	key := func(name string) ObjectKey {
+		return ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: name}
+	}
+	cases := []struct {
+		name string
+		o, n *controlv1alpha1.Binding
+		want []ObjectKey
+	}{
+		{"new binding: all", nil, binding([]string{"c1"}, entry("a", "1")), []ObjectKey{key("a")}},
+		{"deleted binding: all", binding([]string{"c1"}, entry("a", "1")), nil, []ObjectKey{key("a")}},
+		{"resource version only: none", binding([]string{"c1"}, entry("a", "1"), entry("b", "1")),
+			binding([]string{"c1"}, entry("a", "2"), entry("b", "1")), nil},
+		{"modulation of one: that one", binding([]string{"c1"}, entry("a", "1"), entry("b", "1")),
+			binding([]string{"c1"}, entry("a", "1", "x"), entry("b", "1")), []ObjectKey{key("a")}},
+		{"added and removed", binding([]string{"c1"}, entry("a", "1")), binding([]string{"c1"}, entry("b", "1")), []ObjectKey{key("a"), key("b")}},
+		{"destinations changed: all of both", binding([]string{"c1"}, entry("a", "1"), entry("b", "1")),
+			binding([]string{"c1", "c2"}, entry("a", "1"), entry("b", "1")), []ObjectKey{key("a"), key("b"), key("a"), key("b")}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := changedBound(tc.o, tc.n)
+			slices.SortFunc(got, func(x, y ObjectKey) int { return strings.Compare(x.String(), y.String()) })
+			slices.SortFunc(tc.want, func(x, y ObjectKey) int { return strings.Compare(x.String(), y.String()) })
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("changedBound = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
