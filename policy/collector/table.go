@@ -75,7 +75,8 @@ func (t *Table) SetCollectors(collectors []*Collector) {
 }
 
 // SetDestinations sets the WECs of the pair. A destination that UpsertWEC has not been told about
-// has reported nothing. Rows of WECs that stay destinations keep their cached results.
+// has reported nothing. Rows of WECs that stay destinations keep their cached results; rows of new
+// destinations are evaluated when results are next read.
 func (t *Table) SetDestinations(names []string) {
 	dests := slices.Clone(names)
 	slices.Sort(dests)
@@ -250,6 +251,7 @@ type colState struct {
 	col     *Collector
 	rows    []rowState // aligned with Table.dests
 	errRows int        // rows with errs
+	pending int        // pending rows
 	groups  map[string]*group
 	keyBuf  []byte
 
@@ -262,8 +264,9 @@ type colState struct {
 }
 
 type rowState struct {
-	kept bool
-	errs []rowError // in column order: filter, groupBy, subjects
+	pending bool // a new destination's row, evaluated when results are next read
+	kept    bool
+	errs    []rowError // in column order: filter, groupBy, subjects
 
 	// select: cells are evaluated only for rows within the limit, when results are read; their
 	// errors count only while the row is within the limit.
@@ -292,20 +295,27 @@ func (cs *colState) reset(t *Table) {
 	cs.dirty = true
 }
 
-// realign moves cached rows to the new destination order, evaluating rows of new destinations,
-// and rebuilds the groups from the cached rows.
+// realign moves cached rows to the new destination order, marks rows of new destinations pending
+// (so that a WEC given to UpsertWEC right after SetDestinations is evaluated once), and rebuilds
+// the groups from the cached rows.
 func (cs *colState) realign(t *Table, oldIdx map[string]int) {
 	old := cs.rows
 	cs.rows = make([]rowState, len(t.dests))
 	cs.groups = map[string]*group{}
 	cs.errRows = 0
+	cs.pending = 0
 	for i, name := range t.dests {
 		j, ok := oldIdx[name]
 		if !ok {
-			cs.evalRow(t, i)
+			cs.rows[i].pending = true
+			cs.pending++
 			continue
 		}
 		cs.rows[i] = old[j]
+		if cs.rows[i].pending {
+			cs.pending++
+			continue
+		}
 		if len(cs.rows[i].errs) > 0 {
 			cs.errRows++
 		}
@@ -317,8 +327,13 @@ func (cs *colState) realign(t *Table, oldIdx map[string]int) {
 	cs.dirty = true
 }
 
-// update re-evaluates one row.
+// update re-evaluates one row (a pending row stays pending: it will be evaluated with its newest
+// input).
 func (cs *colState) update(t *Table, i int) {
+	cs.dirty = true
+	if cs.rows[i].pending {
+		return
+	}
 	if g := cs.rows[i].group; g != nil {
 		g.remove(cs, i)
 		if g.count == 0 && len(cs.col.groupBy) > 0 {
@@ -330,7 +345,20 @@ func (cs *colState) update(t *Table, i int) {
 	}
 	cs.rows[i] = rowState{}
 	cs.evalRow(t, i)
-	cs.dirty = true
+}
+
+// flush evaluates the pending rows.
+func (cs *colState) flush(t *Table) {
+	if cs.pending == 0 {
+		return
+	}
+	for i := range cs.rows {
+		if cs.rows[i].pending {
+			cs.rows[i].pending = false
+			cs.evalRow(t, i)
+		}
+	}
+	cs.pending = 0
 }
 
 // evalRow evaluates row i, which must be zero.
@@ -429,6 +457,7 @@ func (cs *colState) evalCells(t *Table, i int) {
 }
 
 func (cs *colState) compute(t *Table) controlv1alpha1.NamedStatusCombination {
+	cs.flush(t)
 	res := controlv1alpha1.NamedStatusCombination{Name: cs.col.name, ColumnNames: cs.col.columnNames}
 	if cs.col.isSelect() {
 		seen := 0 // rows with errs seen so far
