@@ -68,10 +68,11 @@ func classifySubject(v ref.Val) subject {
 	return subject{state: subjectBad, bad: fmt.Sprintf("%s value is not a number", v.Type().TypeName())}
 }
 
+// quoteShort quotes a value for a message, shortened to 64 bytes.
 func quoteShort(s string) string {
-	const max = 64
-	if len(s) > max {
-		return fmt.Sprintf("%q…", s[:max])
+	const limit = 64
+	if len(s) > limit {
+		return fmt.Sprintf("%q…", s[:limit])
 	}
 	return fmt.Sprintf("%q", s)
 }
