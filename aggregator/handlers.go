@@ -373,3 +373,59 @@ func (a *Aggregator) enqueueAllBound(ctx context.Context) {
 		a.enqueueBound(&bindings.Items[i].Spec)
 	}
 }
+
+// pruneWatches stops the informers of workload resources that no policy can select and no
+// Binding lists any more (e.g. after a `"*"` policy is deleted).
+func (a *Aggregator) pruneWatches(ctx context.Context) error {
+	wanted := map[string]bool{}
+	var bl controlv1alpha1.BindingList
+	if err := a.wdsCache.List(ctx, &bl); err != nil {
+		return err
+	}
+	for i := range bl.Items {
+		for _, bo := range boundObjects(&bl.Items[i].Spec) {
+			if info, ok := a.catalog.lookup(bo.GVR.GroupResource()); ok {
+				wanted[info.GVR.String()] = true
+			}
+		}
+	}
+	var pl controlv1alpha1.BindingPolicyList
+	if err := a.wdsCache.List(ctx, &pl); err != nil {
+		return err
+	}
+	resources := a.catalog.resources(false)
+	if a.opts.BindingResolution == BindingResolutionInternal {
+		for i := range pl.Items {
+			for _, info := range resources {
+				if slices.ContainsFunc(pl.Items[i].Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
+					return clauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
+				}) {
+					wanted[info.GVR.String()] = true
+				}
+			}
+		}
+	}
+	a.watchesMu.Lock()
+	defer a.watchesMu.Unlock()
+	for _, info := range resources {
+		key := info.GVR.String()
+		if !a.watches[key] || wanted[key] {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(info.GVK())
+		if err := a.wdsCache.RemoveInformer(ctx, u); err != nil {
+			return err
+		}
+		delete(a.watches, key)
+		a.log.V(1).Info("stopped watching workload resource", "resource", key)
+	}
+	return nil
+}
+
+// WatchedResources lists the workload resources whose informers run, sorted.
+func (a *Aggregator) WatchedResources() []string {
+	a.watchesMu.Lock()
+	defer a.watchesMu.Unlock()
+	return slices.Sorted(maps.Keys(a.watches))
+}

@@ -35,7 +35,10 @@ func (a *Aggregator) reconcilePolicy(ctx context.Context, name string) error {
 		if !apierrors.IsNotFound(err) {
 			return err
 		}
-		return a.deleteOrphanBinding(ctx, name)
+		if err := a.deleteOrphanBinding(ctx, name); err != nil {
+			return err
+		}
+		return a.pruneWatches(ctx)
 	}
 	var binding *controlv1alpha1.Binding
 	var cur controlv1alpha1.Binding

@@ -32,7 +32,7 @@ func TestController(t *testing.T) {
 	for _, w := range []string{"wec1", "wec2", "wec3"} {
 		addCluster(t, c, w, map[string]string{"name": w, "location-group": "edge"})
 	}
-	startManager(t, cp, aggregator.Options{})
+	agg, _ := startManager(t, cp, aggregator.Options{})
 	create(t, c, seedCollectors()...)
 
 	t.Run("TruthTable", func(t *testing.T) { testTruthTable(t, c) })
@@ -44,7 +44,7 @@ func TestController(t *testing.T) {
 	t.Run("ContentClassifierPruning", func(t *testing.T) { testPruning(t, c) })
 	t.Run("TwoPolicies", func(t *testing.T) { testTwoPolicies(t, c) })
 	t.Run("ClusterScoped", func(t *testing.T) { testClusterScoped(t, c) })
-	t.Run("WildcardPolicy", func(t *testing.T) { testWildcard(t, c) })
+	t.Run("WildcardPolicy", func(t *testing.T) { testWildcard(t, c, agg) })
 	t.Run("AggregationPolicy", func(t *testing.T) { testAggregationPolicy(t, c) })
 }
 
@@ -563,7 +563,7 @@ func destNames(b *controlv1alpha1.Binding) []string {
 
 // testWildcard: the seed's policy shape, objectSelectors alone, selects objects of every resource
 // (discovery-wide watches).
-func testWildcard(t *testing.T, c client.Client) {
+func testWildcard(t *testing.T, c client.Client, agg *aggregator.Aggregator) {
 	ns := "wildcard"
 	lbl := map[string]string{"app.kubernetes.io/name": "wild"}
 	d := deployment(t, c, ns, "web", 1, lbl)
@@ -589,6 +589,20 @@ func testWildcard(t *testing.T, c client.Client) {
 	if !slices.Equal(names, []string{"configmaps/cfg", "deployments/web"}) {
 		t.Errorf("binding lists %v, want [configmaps/cfg deployments/web]", names)
 	}
+	// Deleting the policy stops the watches only it needed (configmaps), and keeps the others.
+	if !slices.Contains(agg.WatchedResources(), "/v1, Resource=configmaps") {
+		t.Fatalf("configmaps not watched while the policy selects them: %v", agg.WatchedResources())
+	}
+	if err := c.Delete(context.Background(), bp); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "configmaps no longer watched", func() error {
+		w := agg.WatchedResources()
+		if slices.Contains(w, "/v1, Resource=configmaps") || !slices.Contains(w, "apps/v1, Resource=deployments") {
+			return fmt.Errorf("watched %v", w)
+		}
+		return nil
+	})
 }
 
 // testAggregationPolicy: a valid AggregationPolicy replaces the kind's module in the manager; an

@@ -33,8 +33,8 @@ const wdsName = "wds1"
 const waitTimeout = 30 * time.Second
 
 // startManager runs statusfold's reconciler in-process against cp until the returned stop
-// function is called (or the test ends).
-func startManager(t *testing.T, cp *framework.ControlPlane, opts aggregator.Options) (stop func()) {
+// function is called (or the test ends), and returns it.
+func startManager(t *testing.T, cp *framework.ControlPlane, opts aggregator.Options) (agg *aggregator.Aggregator, stop func()) {
 	t.Helper()
 	if opts.WDSName == "" {
 		opts.WDSName = wdsName
@@ -55,7 +55,8 @@ func startManager(t *testing.T, cp *framework.ControlPlane, opts aggregator.Opti
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := aggregator.Setup(mgr, opts); err != nil {
+	agg, err = aggregator.Setup(mgr, opts)
+	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -73,7 +74,7 @@ func startManager(t *testing.T, cp *framework.ControlPlane, opts aggregator.Opti
 		}
 	}
 	t.Cleanup(stop)
-	return stop
+	return agg, stop
 }
 
 // eventually retries check until it returns nil, failing the test with its last error after

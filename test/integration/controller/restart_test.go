@@ -51,7 +51,7 @@ func TestRestartConverges(t *testing.T) {
 		}
 	}
 
-	stop := startManager(t, cp, aggregator.Options{})
+	_, stop := startManager(t, cp, aggregator.Options{})
 	expectReturn(t, c, d, "2", 1)
 	eventually(t, "ReplicaSet status returned", rsReturned(true, 2))
 	expectResult(t, c, d, ns, ns, "available-replicas-histogram", [][]string{{"1", "1"}, {"3", "1"}})
