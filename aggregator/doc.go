@@ -15,10 +15,12 @@
 // Entry points. A process that owns its manager calls Run; one that builds its own manager (the
 // local mode, tests) calls Setup and then starts the manager:
 //
-//	err := aggregator.Run(ctx, aggregator.Config{WDS: wdsCfg, WDSName: "wds1"})
+//	err := aggregator.Run(ctx, aggregator.Config{WDS: wdsCfg, Options: aggregator.Options{WDSName: "wds1"}})
+//
+//	mgr, agg, err := aggregator.NewManager(cfg) // the manager of Run, not started
 //
 //	mgr, _ := ctrl.NewManager(wdsCfg, ctrl.Options{Scheme: scheme.New()})
-//	_, err := aggregator.Setup(mgr, aggregator.Options{WDSName: "wds1"})
+//	agg, err := aggregator.Setup(mgr, aggregator.Options{WDSName: "wds1"})
 //	err = mgr.Start(ctx)
 //
 // Every write is a server-side apply under the field manager FieldManager, so clearing what

@@ -267,11 +267,20 @@ func testSeedCollectors(t *testing.T, c client.Client) {
 	if names := resultNames(cs); !slices.IsSorted(names) {
 		t.Errorf("results not ordered by collector name: %v", names)
 	}
+	// Another writer's label and annotation on the CombinedStatus survive statusfold's updates.
+	cs.Labels["team"] = "payments"
+	cs.Annotations = map[string]string{"note": "kept"}
+	if err := c.Update(context.Background(), cs); err != nil {
+		t.Fatal(err)
+	}
 	// Updates: wec2 becomes fully available, wec3 reports.
 	report(t, c, "wec2", deploymentRef(d), deploymentStatus(3, 3, 1), applied(1))
 	report(t, c, "wec3", deploymentRef(d), deploymentStatus(3, 2, 1), applied(1))
 	expectResult(t, c, d, ns, ns, "available-replicas-histogram", [][]string{{"2", "1"}, {"3", "2"}})
-	expectResult(t, c, d, ns, ns, "not-as-available-as-desired", [][]string{{"wec3"}})
+	cs = expectResult(t, c, d, ns, ns, "not-as-available-as-desired", [][]string{{"wec3"}})
+	if cs.Labels["team"] != "payments" || cs.Annotations["note"] != "kept" {
+		t.Errorf("another writer's label/annotation lost: labels %v, annotations %v", cs.Labels, cs.Annotations)
+	}
 	// Object deleted → CombinedStatus gone.
 	if err := c.Delete(context.Background(), d); err != nil {
 		t.Fatal(err)
