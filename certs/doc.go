@@ -13,7 +13,7 @@
 //	})
 //	mgr, err := ctrl.NewManager(cfg, ctrl.Options{WebhookServer: webhook.NewServer(webhook.Options{
 //		Port: 9443, TLSOpts: []func(*tls.Config){rot.TLSOption()}})})
-//	err = mgr.Add(rot) // re-checks every CheckInterval; runs on every replica
+//	err = mgr.Add(rot) // re-checks every CheckInterval, re-injects every InjectInterval; every replica
 //
 // New does the first check synchronously, so the server has a certificate from its first
 // handshake. In local mode (the apiserver calls the webhook by URL on 127.0.0.1) use

@@ -43,6 +43,7 @@ const (
 	DefaultCertValidity           = 90 * 24 * time.Hour
 	DefaultCheckInterval          = 10 * time.Minute
 	DefaultBundlePropagationDelay = 5 * time.Second
+	DefaultInjectInterval         = 10 * time.Second
 )
 
 // Options configures a Rotator.
@@ -65,6 +66,10 @@ type Options struct {
 	// CheckInterval is how often Start re-checks (default DefaultCheckInterval, and never more
 	// than a tenth of CertValidity).
 	CheckInterval time.Duration
+	// InjectInterval is how often Start makes sure the configurations still carry the bundle
+	// (two reads; an update only when one was re-created or re-applied without it); default
+	// DefaultInjectInterval.
+	InjectInterval time.Duration
 	// BundlePropagationDelay is how long a CA rotation waits between injecting the new bundle
 	// and serving the certificate it signed (default DefaultBundlePropagationDelay).
 	BundlePropagationDelay time.Duration
@@ -120,6 +125,9 @@ func New(ctx context.Context, c client.Client, opts Options) (*Rotator, error) {
 	if opts.CheckInterval > opts.CertValidity/10 {
 		opts.CheckInterval = opts.CertValidity / 10
 	}
+	if opts.InjectInterval == 0 {
+		opts.InjectInterval = DefaultInjectInterval
+	}
 	if opts.BundlePropagationDelay == 0 {
 		opts.BundlePropagationDelay = DefaultBundlePropagationDelay
 	}
@@ -163,18 +171,26 @@ func (r *Rotator) CABundle() []byte {
 // NeedLeaderElection is false: every replica serves webhooks and needs a certificate.
 func (r *Rotator) NeedLeaderElection() bool { return false }
 
-// Start re-checks every CheckInterval until ctx ends. Failures are logged and retried.
+// Start re-checks every CheckInterval, and re-injects the CA bundle into configurations that
+// lost it (re-created, replaced) every InjectInterval, until ctx ends. Failures are logged and
+// retried.
 func (r *Rotator) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("cert-rotator")
-	t := time.NewTicker(r.opts.CheckInterval)
-	defer t.Stop()
+	check := time.NewTicker(r.opts.CheckInterval)
+	defer check.Stop()
+	inject := time.NewTicker(r.opts.InjectInterval)
+	defer inject.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-check.C:
 			if err := r.Check(ctx); err != nil {
 				logger.Error(err, "checking webhook certificates")
+			}
+		case <-inject.C:
+			if err := r.inject(ctx, r.CABundle()); err != nil {
+				logger.Error(err, "injecting the CA bundle")
 			}
 		}
 	}

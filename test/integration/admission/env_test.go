@@ -57,6 +57,7 @@ func startAdmission(t *testing.T) *env {
 		ValidatingWebhookConfigurations: []string{webhooks.ValidatingConfigurationName},
 		MutatingWebhookConfigurations:   []string{webhooks.MutatingConfigurationName},
 		BundlePropagationDelay:          2 * time.Second,
+		InjectInterval:                  500 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -98,8 +99,8 @@ func serve(t *testing.T, ctx context.Context, cancel context.CancelFunc, cp *fra
 	return e
 }
 
-// reinstall creates the webhook configurations again, has the rotator inject the CA bundle, and
-// waits until the apiserver calls the webhooks.
+// reinstall creates the webhook configurations again, without a CA bundle, and waits until the
+// running rotator has injected it and the apiserver calls the webhooks.
 func (e *env) reinstall(t *testing.T) {
 	t.Helper()
 	v, m := webhooks.Configurations(webhooks.URLClientConfig("https://"+e.addr, nil))
@@ -107,9 +108,6 @@ func (e *env) reinstall(t *testing.T) {
 		if err := e.cp.Client.Create(context.Background(), obj); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := e.rotator.Check(context.Background()); err != nil {
-		t.Fatal(err)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
