@@ -62,6 +62,7 @@ type plan struct {
 	fields []fieldPlan
 	index  map[string]int
 	dflt   op
+	genIdx int // index of a top-level observedGeneration field with the generation combiner, or -1
 }
 
 // planError is a malformed `combine` value.
@@ -79,6 +80,9 @@ func parsePlan(v any) (*plan, error) {
 		p.fields = append(p.fields, fieldPlan{name: "observedGeneration", op: opGeneration})
 		p.index["observedGeneration"] = len(p.fields) - 1
 	}
+	if i := p.index["observedGeneration"]; p.fields[i].op == opGeneration {
+		p.genIdx = i
+	}
 	return p, nil
 }
 
@@ -87,7 +91,7 @@ func parsePlanAt(v any, path string) (*plan, error) {
 	if !ok {
 		return nil, &planError{fmt.Sprintf("%s: must be an object of field name to combiner, not %T", path, v)}
 	}
-	p := &plan{index: map[string]int{}, dflt: opGeneric}
+	p := &plan{index: map[string]int{}, dflt: opGeneric, genIdx: -1}
 	names := make([]string, 0, len(m))
 	for k := range m {
 		names = append(names, k)

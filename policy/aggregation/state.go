@@ -51,6 +51,7 @@ type State struct {
 	dirty   []bool
 	allDirt bool
 
+	old  []fv        // a WEC's previous values while prepare replaces them
 	bulk bool        // load is filling the State: extras go to the xs slabs
 	xs   [][]fvExtra // per field, per slot: extras of a bulk load (reused by pooled States)
 }
@@ -247,13 +248,27 @@ func (s *State) RemoveWEC(name string) {
 func (s *State) prepare(sl int32) {
 	w := &s.meta[sl]
 	wasCurrent := w.current
-	w.current = isCurrent(w.Details, w.Status, s.gen)
-	if s.mod.statusQ != nil {
-		w.input, w.rankErr = toValue(wecDoc(w.WEC))
+	if s.mod.statusQ != nil || s.pl == nil {
+		w.current = isCurrent(w.Details, w.Status, s.gen)
+		if s.mod.statusQ != nil {
+			w.input, w.rankErr = toValue(wecDoc(w.WEC))
+		}
 		return
 	}
-	if s.pl == nil {
-		return
+	// Currency first, from the details alone; the observedGeneration part below, from the
+	// extracted value when the plan has the generation combiner (saves a lookup per WEC).
+	d := w.Details
+	w.current = w.Status != nil && d != nil && d.LastGeneration >= s.gen && d.LastGenerationIsApplied
+	gi := s.pl.genIdx
+	hasGen := gi >= 0
+	if w.current && d.WECGeneration != nil && !hasGen {
+		w.current = observed(toNum(w.Status["observedGeneration"]), *d.WECGeneration)
+	}
+	if !s.allDirt {
+		s.old = slices.Grow(s.old[:0], len(s.pl.fields))[:len(s.pl.fields)]
+		for i := range s.pl.fields {
+			s.old[i] = s.cols[i][sl]
+		}
 	}
 	planned := 0
 	for i := range s.pl.fields {
@@ -266,10 +281,18 @@ func (s *State) prepare(sl int32) {
 		if has {
 			planned++
 		}
-		if !s.allDirt && !s.dirty[i] && !sameValue(fp.op, &s.cols[i][sl], &v, wasCurrent != w.current) {
-			s.dirty[i] = true
+		if hasGen && i == gi && w.current && d.WECGeneration != nil {
+			w.current = observed(v.n, *d.WECGeneration)
 		}
 		s.cols[i][sl] = v
+	}
+	// Dirty marking after currency is final (the generation combiner depends on it).
+	if !s.allDirt {
+		for i := range s.pl.fields {
+			if !s.dirty[i] && !sameValue(s.pl.fields[i].op, &s.old[i], &s.cols[i][sl], wasCurrent != w.current) {
+				s.dirty[i] = true
+			}
+		}
 	}
 	if s.pl.dflt != opDrop && len(w.Status) > planned {
 		w.extra = true
@@ -373,14 +396,11 @@ func isCurrent(d *controlv1alpha1.StatusDetails, status map[string]any, gen int6
 	if status == nil || d == nil || d.LastGeneration < gen || !d.LastGenerationIsApplied {
 		return false
 	}
-	if d.WECGeneration != nil {
-		obs := toNum(status["observedGeneration"])
-		if !obs.ok || obs.i < *d.WECGeneration {
-			return false
-		}
-	}
-	return true
+	return d.WECGeneration == nil || observed(toNum(status["observedGeneration"]), *d.WECGeneration)
 }
+
+// observed says whether a status's observedGeneration has reached the WEC copy's generation.
+func observed(obs num, wecGeneration int64) bool { return obs.ok && obs.i >= wecGeneration }
 
 // sync makes sure the cached per-WEC values belong to the module now in force.
 func (s *State) sync() {
