@@ -24,17 +24,9 @@ import (
 // own and converge.
 func TestAPIServerRestart(t *testing.T) {
 	cp, fx := setup(t, 10, 6, 2)
-	ctx := context.Background()
 	m := startManager(t, cp)
 	rng := rand.New(rand.NewPCG(9, 9))
-	write := func(n int) {
-		for range n {
-			if _, _, err := fx.Write(ctx, rng.IntN(fx.WECs), rng.IntN(fx.Objects), int64(rng.IntN(4))); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
-	}
+	write := func(n int) { writeRandom(t, fx, rng, n, func() int { return rng.IntN(fx.Objects) }, 4) }
 	write(300)
 	restartAPIServer(t, cp, 3*time.Second)
 	write(300)

@@ -51,19 +51,15 @@ func TestConflictingStatusWriter(t *testing.T) {
 		t.Fatalf("the other controller's apply: %v", err)
 	}
 
+	// A third of the updates go to the victim. Every write carries a new, larger collisionCount
+	// (the load fixture's sequence number), so statusfold's maximum would differ from theirs.
 	rng := rand.New(rand.NewPCG(5, 6))
-	for range 300 {
-		j := rng.IntN(fx.Objects)
+	writeRandom(t, fx, rng, 300, func() int {
 		if rng.IntN(3) == 0 {
-			j = victim
+			return victim
 		}
-		// Every write carries a new, larger collisionCount (the load fixture's sequence number), so
-		// statusfold's maximum would differ from the other controller's 1.
-		if _, _, err := fx.Write(ctx, rng.IntN(fx.WECs), j, int64(rng.IntN(4))); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return rng.IntN(fx.Objects)
+	}, 4)
 	// Let statusfold act on the stream, then check the other controller's fields.
 	time.Sleep(3 * time.Second)
 	u, err := deployments.Get(ctx, name, metav1.GetOptions{})

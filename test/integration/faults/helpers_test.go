@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,12 +117,23 @@ func tail(s string, n int) string {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := load.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
+}
+
+// writeRandom writes n updates, each to a random (WEC, object) pair with a random number of
+// ready replicas below readyBelow, about 2 ms apart.
+func writeRandom(t *testing.T, fx *load.Fixture, rng *rand.Rand, n int, pickObject func() int, readyBelow int) {
+	t.Helper()
+	for range n {
+		if _, _, err := fx.Write(context.Background(), rng.IntN(fx.WECs), pickObject(), int64(rng.IntN(readyBelow))); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // expected computes, with the engines directly, what statusfold should have written for every

@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"context"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -12,24 +11,17 @@ import (
 // evaluation of the final WorkStatuses: no update is lost, nothing stale remains.
 func TestManagerKill9MidStream(t *testing.T) {
 	cp, fx := setup(t, 20, 10, 2)
-	ctx := context.Background()
 	m := startManager(t, cp)
 	rng := rand.New(rand.NewPCG(8, 8))
 	const updates, killAt, restartAt = 1000, 400, 700
-	for k := range updates {
-		switch k {
-		case killAt:
-			m.kill()
-			t.Logf("manager killed after %d updates", k)
-		case restartAt:
-			m = startManager(t, cp)
-			t.Logf("manager restarted after %d updates", k)
-		}
-		if _, _, err := fx.Write(ctx, rng.IntN(fx.WECs), rng.IntN(fx.Objects), int64(rng.IntN(4))); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	anyObject := func() int { return rng.IntN(fx.Objects) }
+	writeRandom(t, fx, rng, killAt, anyObject, 4)
+	m.kill()
+	t.Logf("manager killed after %d updates", killAt)
+	writeRandom(t, fx, rng, restartAt-killAt, anyObject, 4)
+	m = startManager(t, cp)
+	t.Logf("manager restarted after %d updates", restartAt)
+	writeRandom(t, fx, rng, updates-restartAt, anyObject, 4)
 	requireConverged(t, cp, fx, 60*time.Second)
 	if !m.alive() {
 		t.Fatalf("the restarted manager exited")

@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"context"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -11,19 +10,11 @@ import (
 // stream of updates, and requires the other replica to take over and converge.
 func TestLeaderFailover(t *testing.T) {
 	cp, fx := setup(t, 10, 6, 2)
-	ctx := context.Background()
 	le := []string{"--leader-elect", "--leader-election-namespace=default"}
 	replicas := []*manager{startManager(t, cp, le...), startManager(t, cp, le...)}
 	leader := waitLeader(t, replicas, 60*time.Second)
 	rng := rand.New(rand.NewPCG(3, 4))
-	write := func(n int) {
-		for range n {
-			if _, _, err := fx.Write(ctx, rng.IntN(fx.WECs), rng.IntN(fx.Objects), int64(rng.IntN(4))); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
-	}
+	write := func(n int) { writeRandom(t, fx, rng, n, func() int { return rng.IntN(fx.Objects) }, 4) }
 	write(200)
 	requireConverged(t, cp, fx, 60*time.Second)
 
