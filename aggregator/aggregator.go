@@ -114,10 +114,11 @@ type Aggregator struct {
 	policies *coalescingQueue[string]
 	kinds    *coalescingQueue[kindKey]
 
-	tables   tableStore
-	returned returnMemo
-	pruners  prunerCache
-	pending  eventTimes
+	tables       tableStore
+	returned     returnMemo
+	returnStates returnStates
+	pruners      prunerCache
+	pending      eventTimes
 	// aggregationPolicies: the AggregationPolicy kind is served and watched.
 	aggregationPolicies bool
 
@@ -185,6 +186,7 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 	}
 	a.tables.init()
 	a.returned.init()
+	a.returnStates.init()
 	a.pruners.init()
 	a.pending.init()
 	if err := a.addIndexes(context.Background(), mgr); err != nil {

@@ -52,6 +52,7 @@ type objectInputs struct {
 	pruner   *classifier.Pruner
 	prunerRV string
 	clusters map[string]map[string]string // WEC → inventory labels
+	decoded  map[string]report            // WEC → reported state, decoded on first use
 }
 
 // reconcileObject evaluates one workload object: its CombinedStatus objects and its own status.
@@ -179,6 +180,40 @@ func (in *objectInputs) reported(wec string) (any, *time.Time, error) {
 	return status, &t, nil
 }
 
+// report is one WEC's decoded, pruned reported state.
+type report struct {
+	status any
+	at     *time.Time
+}
+
+// reportedOnce is reported, decoded at most once per evaluation; an unreadable WorkStatus counts
+// as "reported nothing" (and is logged and counted).
+func (in *objectInputs) reportedOnce(wec string, a *Aggregator) report {
+	if r, ok := in.decoded[wec]; ok {
+		return r
+	}
+	status, at, err := in.reported(wec)
+	if err != nil {
+		a.metrics.errors.WithLabelValues("workstatus").Inc()
+		a.log.Info("ignoring unreadable WorkStatus", "error", err.Error())
+	}
+	if in.decoded == nil {
+		in.decoded = map[string]report{}
+	}
+	r := report{status: status, at: at}
+	in.decoded[wec] = r
+	return r
+}
+
+// reportSig changes whenever what a WEC reported (after pruning) can have changed.
+func (in *objectInputs) reportSig(wec string) string {
+	rv := ""
+	if ws, ok := in.wecs[wec]; ok {
+		rv = ws.ResourceVersion
+	}
+	return rv + "\x00" + in.prunerRV
+}
+
 // lastWrite is when a WorkStatus was last written: the newest managedFields time, else its
 // creation time.
 func lastWrite(ws *controlv1alpha1.WorkStatus) time.Time {
@@ -272,23 +307,16 @@ func (a *Aggregator) evaluatePair(ctx context.Context, in *objectInputs, b bindi
 	}
 	slices.Sort(dests)
 	dests = slices.Compact(dests)
-	wecs := make(map[string]collector.WEC, len(dests))
 	sigs := make(map[string]string, len(dests))
 	for _, name := range dests {
-		status, at, err := in.reported(name)
-		if err != nil {
-			a.metrics.errors.WithLabelValues("workstatus").Inc()
-			a.log.Info("ignoring unreadable WorkStatus", "error", err.Error())
-		}
-		wecs[name] = collector.WEC{Name: name, Labels: in.clusters[name], Status: status, LastUpdate: at}
-		rv := ""
-		if ws, ok := in.wecs[name]; ok {
-			rv = ws.ResourceVersion
-		}
-		sigs[name] = rv + "\x00" + in.prunerRV + "\x00" + labelsSig(in.clusters[name])
+		sigs[name] = in.reportSig(name) + "\x00" + labelsSig(in.clusters[name])
+	}
+	wec := func(name string) collector.WEC {
+		r := in.reportedOnce(name, a)
+		return collector.WEC{Name: name, Labels: in.clusters[name], Status: r.status, LastUpdate: r.at}
 	}
 	ts := a.tables.get(pk, objectWithoutStatus(in.obj), cols)
-	ts.feed(in.obj.GetResourceVersion(), objectWithoutStatus(in.obj), cols, dests, wecs, sigs)
+	ts.feed(in.obj.GetResourceVersion(), objectWithoutStatus(in.obj), cols, dests, wec, sigs)
 	results := ts.table.Results()
 	for _, r := range results {
 		a.metrics.rows.Observe(float64(len(r.Rows)))
@@ -376,6 +404,7 @@ var neverWritten = map[schema.GroupResource]bool{
 func (a *Aggregator) returnStatus(ctx context.Context, in *objectInputs) (bool, error) {
 	if in.obj == nil {
 		a.returned.forget(in.key)
+		a.returnStates.forget(in.key)
 		return false, nil
 	}
 	if neverWritten[in.key.GroupResource()] {
@@ -397,7 +426,9 @@ func (a *Aggregator) returnStatus(ctx context.Context, in *objectInputs) (bool, 
 	input.Qualified = len(q)
 	d := DecideReturn(input)
 	var status map[string]any
-	if d.Mode != ReturnNothing {
+	if d.Mode == ReturnNothing {
+		a.returnStates.forget(in.key)
+	} else {
 		var err error
 		status, err = a.computeReturn(in, slices.Sorted(maps.Keys(q)))
 		if err != nil {
@@ -413,25 +444,38 @@ func (a *Aggregator) returnStatus(ctx context.Context, in *objectInputs) (bool, 
 	return a.writeReturn(ctx, in, d.Label, label, status)
 }
 
-// computeReturn copies or aggregates the qualified WECs' reported states through the engine.
+// computeReturn copies or aggregates the qualified WECs' reported states through the engine's
+// incremental State of the object: only WECs whose WorkStatus (or classifier) changed are
+// re-read.
 func (a *Aggregator) computeReturn(in *objectInputs, q []string) (map[string]any, error) {
-	wecs := make([]aggregation.WEC, 0, len(q))
+	gk := schema.GroupKind{Group: in.info.GVR.Group, Kind: in.info.Kind}
+	rs := a.returnStates.get(in.key, gk, a.engine)
+	if rs.objectRV != in.obj.GetResourceVersion() {
+		rs.state.SetObject(objectWithoutStatus(in.obj))
+		rs.objectRV = in.obj.GetResourceVersion()
+	}
+	for name := range rs.sigs {
+		if !slices.Contains(q, name) {
+			rs.state.RemoveWEC(name)
+			delete(rs.sigs, name)
+		}
+	}
 	for _, name := range q {
-		status, _, err := in.reported(name)
-		if err != nil {
-			return nil, err
+		sig := in.reportSig(name)
+		if old, ok := rs.sigs[name]; ok && old == sig {
+			continue
 		}
 		w := aggregation.WEC{Name: name}
-		if m, ok := status.(map[string]any); ok {
+		if m, ok := in.reportedOnce(name, a).status.(map[string]any); ok {
 			w.Status = m
 		}
 		if ws, ok := in.wecs[name]; ok {
 			w.Details = ws.StatusDetails.DeepCopy()
 		}
-		wecs = append(wecs, w)
+		rs.state.UpsertWEC(w)
+		rs.sigs[name] = sig
 	}
-	gk := schema.GroupKind{Group: in.info.GVR.Group, Kind: in.info.Kind}
-	return a.engine.Returned(gk, objectWithoutStatus(in.obj), wecs)
+	return rs.state.Result()
 }
 
 // writeReturn brings the object's executing-count label and status to what is wanted, with

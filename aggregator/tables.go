@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/classifier"
 	"github.com/statusfold/statusfold/policy/collector"
 )
@@ -61,7 +62,7 @@ func (s *tableStore) dropExcept(obj ObjectKey, keep map[pairKey]bool) {
 }
 
 // feed brings the Table up to date with the object, collectors, destinations and WEC inputs.
-func (ts *tableState) feed(objRV string, obj map[string]any, cols []*collector.Collector, dests []string, wecs map[string]collector.WEC, sigs map[string]string) {
+func (ts *tableState) feed(objRV string, obj map[string]any, cols []*collector.Collector, dests []string, wec func(name string) collector.WEC, sigs map[string]string) {
 	if ts.objectRV != objRV {
 		ts.table.SetObject(obj)
 		ts.objectRV = objRV
@@ -84,7 +85,7 @@ func (ts *tableState) feed(objRV string, obj map[string]any, cols []*collector.C
 		if sig, ok := ts.rowSig[name]; ok && sig == sigs[name] {
 			continue
 		}
-		ts.table.UpsertWEC(wecs[name])
+		ts.table.UpsertWEC(wec(name))
 		ts.rowSig[name] = sigs[name]
 	}
 }
@@ -173,4 +174,39 @@ func labelsSig(l map[string]string) string {
 		b = append(b, 0)
 	}
 	return string(b)
+}
+
+// returnState is the aggregation engine's incremental State of one object, plus the signature of
+// what each WEC's row was last fed.
+type returnState struct {
+	gk       schema.GroupKind
+	state    *aggregation.State
+	objectRV string
+	sigs     map[string]string
+}
+
+// returnStates holds one returnState per object whose status is returned; like Tables, each is
+// used by the one worker that holds the object's key.
+type returnStates struct {
+	mu sync.Mutex
+	m  map[ObjectKey]*returnState
+}
+
+func (r *returnStates) init() { r.m = map[ObjectKey]*returnState{} }
+
+func (r *returnStates) get(k ObjectKey, gk schema.GroupKind, e *aggregation.Engine) *returnState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rs := r.m[k]
+	if rs == nil || rs.gk != gk {
+		rs = &returnState{gk: gk, state: e.NewState(gk), sigs: map[string]string{}}
+		r.m[k] = rs
+	}
+	return rs
+}
+
+func (r *returnStates) forget(k ObjectKey) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.m, k)
 }
