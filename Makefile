@@ -97,6 +97,7 @@ load: envtest-assets ## Run the load test at the default size (LOAD_WECS × LOAD
 	@mkdir -p bin/load
 	go test ./test/load -run '^TestLoad$$' -count=1 -v -timeout $(LOAD_TIMEOUT) -args \
 	  -load.wecs=$(LOAD_WECS) -load.objects=$(LOAD_OBJECTS) -load.updates=$(LOAD_UPDATES) \
+	  -load.max-rate-for=10s -load.baseline-namespaces=20 -load.baseline-objects=100 \
 	  -load.report=$(CURDIR)/bin/load/report.json -load.profile-dir=$(CURDIR)/bin/load -load.settle=30m $(LOAD_ARGS)
 
 .PHONY: fuzz

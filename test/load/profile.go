@@ -18,13 +18,35 @@ type HeapSplit struct {
 	Statusfold int64
 }
 
-const (
-	informerPrefix   = "k8s.io/client-go/tools/cache."
-	statusfoldPrefix = "github.com/statusfold/statusfold/"
-)
+// informerPrefixes are the packages that fill informer caches: the reflector (lists), the watch
+// decoders (each watch event is decoded in the stream watcher's goroutine) and controller-runtime's
+// cache.
+var informerPrefixes = []string{
+	"k8s.io/client-go/tools/cache.",
+	"k8s.io/apimachinery/pkg/watch.",
+	"k8s.io/client-go/rest/watch.",
+	"sigs.k8s.io/controller-runtime/pkg/cache",
+}
 
-// SplitHeap reads a heap profile and attributes each sample to the allocating frame nearest the
-// leaf that is either informer or statusfold code.
+const statusfoldPrefix = "github.com/statusfold/statusfold/"
+
+// heapOwner says whose a sample's bytes are, from the frame nearest the leaf that is either
+// statusfold's or informer code: "statusfold", "informers" or "".
+func heapOwner(frames []string) string {
+	for _, name := range frames {
+		if strings.HasPrefix(name, statusfoldPrefix) {
+			return "statusfold"
+		}
+		for _, p := range informerPrefixes {
+			if strings.HasPrefix(name, p) {
+				return "informers"
+			}
+		}
+	}
+	return ""
+}
+
+// SplitHeap reads a heap profile and attributes each sample's in-use bytes with heapOwner.
 func SplitHeap(path string) (HeapSplit, error) {
 	var hs HeapSplit
 	p, err := readProfile(path)
@@ -38,19 +60,17 @@ func SplitHeap(path string) (HeapSplit, error) {
 	for _, s := range p.Sample {
 		v := s.Value[idx]
 		hs.Total += v
-	frames:
+		var frames []string
 		for _, loc := range s.Location {
 			for _, line := range loc.Line {
-				name := line.Function.Name
-				switch {
-				case strings.HasPrefix(name, statusfoldPrefix):
-					hs.Statusfold += v
-					break frames
-				case strings.HasPrefix(name, informerPrefix):
-					hs.Informers += v
-					break frames
-				}
+				frames = append(frames, line.Function.Name)
 			}
+		}
+		switch heapOwner(frames) {
+		case "statusfold":
+			hs.Statusfold += v
+		case "informers":
+			hs.Informers += v
 		}
 	}
 	return hs, nil
