@@ -63,7 +63,7 @@ func BuiltinSources() (map[string]string, error) {
 // Option configures an Engine.
 type Option func(*Engine)
 
-// WithTimeout bounds each Rego evaluation (default 250ms).
+// WithTimeout bounds each Rego evaluation (default 1s).
 func WithTimeout(d time.Duration) Option { return func(e *Engine) { e.lim.timeout = d } }
 
 // WithMaxOutputBytes bounds the size of a returned status as JSON (default 1 MiB).

@@ -19,7 +19,7 @@ func ValidatePolicy(p *policyv1alpha1.AggregationPolicy) field.ErrorList {
 }
 
 const (
-	defaultTimeout   = 250 * time.Millisecond
+	defaultTimeout   = time.Second
 	defaultMaxOutput = 1 << 20
 )
 
