@@ -29,8 +29,9 @@ func toApply(obj client.Object, kind string, keepStatus bool) (*unstructured.Uns
 	return u, nil
 }
 
-// apply server-side applies u under FieldManager, forcing ownership (statusfold is the only writer
-// of what it applies here): on the main resource, or on the subresource when it is not "".
+// apply server-side applies u under FieldManager, on the main resource, or on the subresource
+// when it is not "". force takes fields over from other managers: used for what statusfold alone
+// writes (Bindings, CombinedStatuses, our kinds' status), never for workload objects.
 func (a *Aggregator) apply(ctx context.Context, u *unstructured.Unstructured, subresource string, force bool, what string) error {
 	ac := client.ApplyConfigurationFromUnstructured(u)
 	var err error

@@ -16,7 +16,6 @@ type metrics struct {
 	writes      *prometheus.CounterVec // what: combinedstatus, status, label, binding, ...; op: apply, delete
 	latency     prometheus.Histogram   // WorkStatus event → write
 	conflicts   prometheus.Counter     // status applies refused because another manager owns a field
-	_           struct{}
 }
 
 var (
