@@ -1,6 +1,6 @@
+# syntax=docker/dockerfile:1
 # statusfold: one static binary on distroless, running as a non-root user.
 #   docker build -t ghcr.io/statusfold/statusfold:dev .
-# syntax=docker/dockerfile:1
 ARG GO_VERSION=1.26.8
 
 FROM --platform=$BUILDPLATFORM golang:${GO_VERSION} AS build
