@@ -549,21 +549,24 @@ func (a *Aggregator) writeReturn(ctx context.Context, in *objectInputs, wantLabe
 
 // applyReturn applies without forcing. When other field managers own some of the fields with
 // other values, those fields are left to them: they are dropped from the apply, which is retried
-// with the rest (an Event names them). Other refusals (invalid for the kind's schema) are Events
-// too, not retry loops.
+// with the rest. Likewise, status fields that the kind's validation rejects (e.g. a Job's
+// completionTime without a Complete condition) are dropped and the rest is written. Events name
+// what was left out; nothing is retried in a loop.
 func (a *Aggregator) applyReturn(ctx context.Context, u *unstructured.Unstructured, sub string, in *objectInputs) error {
-	var dropped []string
-	for range 4 {
+	var owned, rejected []string
+	for attempt := 0; ; attempt++ {
 		err := a.apply(ctx, u, sub, false, "status")
 		if err == nil {
 			break
 		}
-		conflicts := conflictFields(err)
+		conflicts, invalid := conflictFields(err), invalidStatusFields(err)
 		switch {
-		case len(conflicts) > 0 && removeFields(u.Object, conflicts):
+		case attempt < 4 && len(conflicts) > 0 && removeFields(u.Object, conflicts):
 			a.metrics.conflicts.Inc()
-			dropped = append(dropped, conflicts...)
-			continue
+			owned = append(owned, conflicts...)
+		case attempt < 4 && apierrors.IsInvalid(err) && len(invalid) > 0 && removeFields(u.Object, invalid):
+			a.metrics.errors.WithLabelValues("invalid-status").Inc()
+			rejected = append(rejected, err.Error())
 		case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || len(conflicts) > 0:
 			a.recorder.Eventf(in.obj, nil, corev1.EventTypeWarning, "StatusNotReturned", "ReturnStatus", "%s", err.Error())
 			return nil
@@ -571,9 +574,23 @@ func (a *Aggregator) applyReturn(ctx context.Context, u *unstructured.Unstructur
 			return err
 		}
 	}
-	if len(dropped) > 0 {
+	if len(owned) > 0 {
 		a.recorder.Eventf(in.obj, nil, corev1.EventTypeNormal, "FieldsOwnedByOthers", "ReturnStatus",
-			"not written because another field manager owns them: %s", strings.Join(dropped, ", "))
+			"not written because another field manager owns them: %s", strings.Join(owned, ", "))
+	}
+	if len(rejected) > 0 {
+		a.recorder.Eventf(in.obj, nil, corev1.EventTypeWarning, "StatusFieldsRejected", "ReturnStatus",
+			"written without the fields the apiserver rejected: %s", strings.Join(rejected, "; "))
+	}
+	return nil
+}
+
+// apiStatus returns the API status carried by err, if any.
+func apiStatus(err error) *metav1.Status {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		s := st.Status()
+		return &s
 	}
 	return nil
 }
@@ -581,12 +598,23 @@ func (a *Aggregator) applyReturn(ctx context.Context, u *unstructured.Unstructur
 // conflictFields lists the field paths (".status.readyReplicas") of a server-side apply conflict.
 func conflictFields(err error) []string {
 	var out []string
-	if st, ok := err.(apierrors.APIStatus); ok || errors.As(err, &st) {
-		if d := st.Status().Details; d != nil {
-			for _, c := range d.Causes {
-				if c.Type == metav1.CauseTypeFieldManagerConflict && c.Field != "" {
-					out = append(out, c.Field)
-				}
+	if st := apiStatus(err); st != nil && st.Details != nil {
+		for _, c := range st.Details.Causes {
+			if c.Type == metav1.CauseTypeFieldManagerConflict && c.Field != "" {
+				out = append(out, c.Field)
+			}
+		}
+	}
+	return out
+}
+
+// invalidStatusFields lists the status fields ("status.completionTime") an Invalid error names.
+func invalidStatusFields(err error) []string {
+	var out []string
+	if st := apiStatus(err); st != nil && st.Details != nil {
+		for _, c := range st.Details.Causes {
+			if c.Type != metav1.CauseTypeFieldManagerConflict && strings.HasPrefix(strings.TrimPrefix(c.Field, "."), "status.") {
+				out = append(out, c.Field)
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
@@ -208,6 +209,13 @@ func TestConflictFieldsAndRemoval(t *testing.T) {
 	}
 	if removeFields(obj, []string{".status", ".status.absent"}) {
 		t.Error("removeFields reported removing the whole status or an absent field")
+	}
+	invalid := apierrors.NewInvalid(schema.GroupKind{Group: "batch", Kind: "Job"}, "pi", field.ErrorList{
+		field.Invalid(field.NewPath("status", "completionTime"), "2026-11-26T01:24:51Z", "cannot set completionTime when there is no Complete=True condition"),
+		field.Invalid(field.NewPath("metadata", "labels"), "x", "never dropped"),
+	})
+	if got := invalidStatusFields(fmt.Errorf("apply: %w", invalid)); !slices.Equal(got, []string{"status.completionTime"}) {
+		t.Errorf("invalidStatusFields = %v, want [status.completionTime]", got)
 	}
 }
 

@@ -38,6 +38,7 @@ func TestController(t *testing.T) {
 	t.Run("TruthTable", func(t *testing.T) { testTruthTable(t, c) })
 	t.Run("Transitions", func(t *testing.T) { testTransitions(t, c) })
 	t.Run("FieldTakenByAnotherManager", func(t *testing.T) { testFieldTaken(t, c) })
+	t.Run("FieldRejectedByValidation", func(t *testing.T) { testFieldRejected(t, c) })
 	t.Run("SeedCollectors", func(t *testing.T) { testSeedCollectors(t, c) })
 	t.Run("MissingInvalidAndChangedCollector", func(t *testing.T) { testCollectorLifecycle(t, c) })
 	t.Run("ClusterLabelMovesWEC", func(t *testing.T) { testClusterLabels(t, c) })
@@ -706,6 +707,27 @@ func testFieldTaken(t *testing.T, c client.Client) {
 		ready, _, _ := unstructured.NestedInt64(u.Object, "status", "readyReplicas")
 		if avail != 2 || ready != 3 {
 			return fmt.Errorf("availableReplicas %d (want 2), readyReplicas %d (want 3)", avail, ready)
+		}
+		return nil
+	})
+}
+
+// testFieldRejected: a returned status that the kind's validation refuses in part (more ready
+// than desired replicas) is written without the refused fields.
+func testFieldRejected(t *testing.T, c client.Client) {
+	ns := "rejected"
+	d := deployment(t, c, ns, "web", 3, nil)
+	create(t, c, policy(ns, []string{"wec1"}, clause("apps", "deployments", ns, []string{"web"}, singleton)))
+	report(t, c, "wec1", deploymentRef(d), map[string]any{"observedGeneration": d.Generation, "replicas": 3, "updatedReplicas": 3,
+		"readyReplicas": 5, "availableReplicas": 2}, applied(d.Generation))
+	eventually(t, "status written without the refused fields", func() error {
+		u, err := getObject(c, d, ns, d.Name)
+		if err != nil {
+			return err
+		}
+		st, _, _ := unstructured.NestedMap(u.Object, "status")
+		if _, ok := st["readyReplicas"]; ok || st["updatedReplicas"] != int64(3) || st["replicas"] != int64(3) {
+			return fmt.Errorf("status %v", st)
 		}
 		return nil
 	})
