@@ -20,6 +20,9 @@ const (
 	ruleFinalize = "finalize"
 )
 
+// compileEvalTimeout bounds the evaluation of a static `combine` when a module is compiled.
+const compileEvalTimeout = 10 * time.Second
+
 // limits bound one evaluation.
 type limits struct {
 	timeout        time.Duration
@@ -150,7 +153,11 @@ func compileModule(name, src string, lim limits) (*module, error) {
 			return nil, err
 		}
 	}
-	v, ok, err := m.eval(m.combineQ, nil)
+	// The static evaluation happens once, at compile time, under its own bound: a tight
+	// per-evaluation bound must not make a module fail to compile on a busy machine.
+	atCompile := *m
+	atCompile.lim.timeout = max(m.lim.timeout, compileEvalTimeout)
+	v, ok, err := atCompile.eval(m.combineQ, nil)
 	if err != nil {
 		return nil, fmt.Errorf("evaluating %s without input: %w", ruleCombine, err)
 	}
