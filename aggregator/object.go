@@ -32,8 +32,10 @@ import (
 // +kubebuilder:rbac:groups=control.kubestellar.io,resources=statuscollectors,verbs=get;list;watch
 // +kubebuilder:rbac:groups=control.kubestellar.io,resources=contentclassifiers,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=create
-// +kubebuilder:rbac:groups=*,resources=*/status,verbs=patch
-// +kubebuilder:rbac:groups=*,resources=*,verbs=patch
+// Writing workload objects (the executing-count label; .status, on the status subresource or the
+// main resource) is granted by the aggregated ClusterRole in config/rbac/status_writer_role.yaml,
+// not by a marker: it lists the built-in kinds and operators add their own kinds by label, so
+// there is no wildcard write.
 // +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch
 
 // binding is one Binding that lists the object, with the object's entry in it.
@@ -83,7 +85,8 @@ func (a *Aggregator) reconcileObject(ctx context.Context, key ObjectKey) error {
 func (a *Aggregator) readObject(ctx context.Context, key ObjectKey) (*objectInputs, error) {
 	in := &objectInputs{key: key}
 	var bl controlv1alpha1.BindingList
-	if err := a.wdsCache.List(ctx, &bl, client.MatchingFields{indexBindingObjects: key.String()}); err != nil {
+	// Cache reads below skip the deep copy: what they return is shared with the cache and only read.
+	if err := a.wdsCache.List(ctx, &bl, client.MatchingFields{indexBindingObjects: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	slices.SortFunc(bl.Items, func(x, y controlv1alpha1.Binding) int { return strings.Compare(x.Name, y.Name) })
@@ -127,7 +130,7 @@ func (a *Aggregator) readObject(ctx context.Context, key ObjectKey) (*objectInpu
 		}
 	}
 	var wsl controlv1alpha1.WorkStatusList
-	if err := a.its.GetCache().List(ctx, &wsl, client.MatchingFields{indexWorkStatusSource: key.String()}); err != nil {
+	if err := a.its.GetCache().List(ctx, &wsl, client.MatchingFields{indexWorkStatusSource: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	in.wecs = map[string]*controlv1alpha1.WorkStatus{}
@@ -151,7 +154,7 @@ func (a *Aggregator) readObject(ctx context.Context, key ObjectKey) (*objectInpu
 				continue
 			}
 			var mc clusterv1.ManagedCluster
-			if err := a.its.GetCache().Get(ctx, client.ObjectKey{Name: d.ClusterId}, &mc); err == nil {
+			if err := a.its.GetCache().Get(ctx, client.ObjectKey{Name: d.ClusterId}, &mc, client.UnsafeDisableDeepCopy); err == nil {
 				in.clusters[d.ClusterId] = mc.Labels
 			} else {
 				in.clusters[d.ClusterId] = nil
@@ -245,7 +248,7 @@ func (a *Aggregator) syncCombinedStatuses(ctx context.Context, in *objectInputs)
 				continue
 			}
 			var bp controlv1alpha1.BindingPolicy
-			if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: b.b.Name}, &bp); err != nil {
+			if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: b.b.Name}, &bp, client.UnsafeDisableDeepCopy); err != nil {
 				if apierrors.IsNotFound(err) {
 					continue // the pair's policy is gone
 				}
@@ -267,7 +270,7 @@ func (a *Aggregator) syncCombinedStatuses(ctx context.Context, in *objectInputs)
 	}
 	a.tables.dropExcept(in.key, keep)
 	var existing controlv1alpha1.CombinedStatusList
-	if err := a.wdsCache.List(ctx, &existing, client.MatchingFields{indexCombinedStatusObject: in.key.String()}); err != nil {
+	if err := a.wdsCache.List(ctx, &existing, client.MatchingFields{indexCombinedStatusObject: in.key.String()}, client.UnsafeDisableDeepCopy); err != nil {
 		return wrote, err
 	}
 	for i := range existing.Items {
@@ -275,6 +278,7 @@ func (a *Aggregator) syncCombinedStatuses(ctx context.Context, in *objectInputs)
 		if want[cs.Name] || !slices.ContainsFunc(cs.ManagedFields, func(m metav1.ManagedFieldsEntry) bool { return m.Manager == FieldManager }) {
 			continue
 		}
+		cs = cs.DeepCopy() // shared with the cache
 		if err := a.wds.Delete(ctx, cs, client.Preconditions{UID: &cs.UID}); client.IgnoreNotFound(err) != nil {
 			return wrote, err
 		}
@@ -346,8 +350,8 @@ func (a *Aggregator) evaluatePair(ctx context.Context, in *objectInputs, b bindi
 
 // writeCombinedStatus applies cs unless the cached copy already says the same.
 func (a *Aggregator) writeCombinedStatus(ctx context.Context, cs *controlv1alpha1.CombinedStatus) (bool, error) {
-	var cur controlv1alpha1.CombinedStatus
-	err := a.wdsCache.Get(ctx, client.ObjectKey{Namespace: cs.Namespace, Name: cs.Name}, &cur)
+	var cur controlv1alpha1.CombinedStatus // shared with the cache: only read
+	err := a.wdsCache.Get(ctx, client.ObjectKey{Namespace: cs.Namespace, Name: cs.Name}, &cur, client.UnsafeDisableDeepCopy)
 	switch {
 	case err == nil:
 		if combinedStatusCurrent(&cur, cs) {

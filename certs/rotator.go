@@ -25,8 +25,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=get;update
+// The Secret lives in the manager's namespace: a namespaced Role, get/update by name (create
+// cannot be restricted by name). Only our two webhook configurations can be read and updated.
+// +kubebuilder:rbac:groups="",namespace=statusfold-system,resources=secrets,verbs=create
+// +kubebuilder:rbac:groups="",namespace=statusfold-system,resources=secrets,verbs=get;update,resourceNames=statusfold-webhook-server-cert
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=get;update,resourceNames=statusfold-validating-webhook-configuration;statusfold-mutating-webhook-configuration
 
 // Keys of the Secret (type kubernetes.io/tls).
 const (
