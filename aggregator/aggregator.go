@@ -118,6 +118,7 @@ type Aggregator struct {
 	returned     returnMemo
 	returnStates returnStates
 	pruners      prunerCache
+	reports      reportCache
 	pending      eventTimes
 	// aggregationPolicies: the AggregationPolicy kind is served and watched.
 	aggregationPolicies bool
@@ -126,6 +127,9 @@ type Aggregator struct {
 	// even when no watch covers them, so a return whose Binding went while no manager ran is
 	// cleared.
 	orphans sync.Map // ObjectKey → struct{}
+
+	// versionRefresh: see onWorkload.
+	versionRefresh time.Duration
 
 	watchesMu sync.Mutex
 	watches   map[string]bool // GVR strings with an event handler
@@ -146,6 +150,7 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		o.Cache.ByObject = map[client.Object]cache.ByObject{
 			&controlv1alpha1.WorkStatus{}: {Label: labels.SelectorFromSet(labels.Set{controlv1alpha1.LabelOriginWDSName: opts.WDSName})},
 		}
+		o.Cache.DefaultTransform = trimITSObject
 	})
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: ITS client: %w", err)
@@ -183,11 +188,14 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		policies: newCoalescingQueue[string]("statusfold_policies", opts.CoalesceDelay),
 		kinds:    newCoalescingQueue[kindKey]("statusfold_kinds", opts.CoalesceDelay),
 		watches:  map[string]bool{},
+
+		versionRefresh: DefaultVersionRefreshDelay,
 	}
 	a.tables.init()
 	a.returned.init()
 	a.returnStates.init()
 	a.pruners.init()
+	a.reports.init()
 	a.pending.init()
 	if err := a.addIndexes(context.Background(), mgr); err != nil {
 		return nil, err
@@ -231,6 +239,34 @@ func (a *Aggregator) Start(ctx context.Context) error {
 	a.kinds.shutDown()
 	wg.Wait()
 	return nil
+}
+
+// trimITSObject is the ITS cache's transform: it drops the managed fields, which statusfold does
+// not read there, except the newest write time of a WorkStatus (lastWrite), kept as one entry
+// without field sets. Smaller cached objects are cheaper to hold, list and copy.
+func trimITSObject(in any) (any, error) {
+	switch o := in.(type) {
+	case *controlv1alpha1.WorkStatus:
+		if len(o.ManagedFields) > 0 {
+			var newest *metav1.Time
+			for _, mf := range o.ManagedFields {
+				if mf.Time != nil && (newest == nil || mf.Time.After(newest.Time)) {
+					newest = mf.Time
+				}
+			}
+			o.ManagedFields = nil
+			if newest != nil {
+				o.ManagedFields = []metav1.ManagedFieldsEntry{{Time: newest}}
+			}
+		}
+		return o, nil
+	case client.Object:
+		if o.GetManagedFields() != nil {
+			o.SetManagedFields(nil)
+		}
+		return o, nil
+	}
+	return in, nil
 }
 
 // addIndexes registers the field indexes the reconciler looks things up by.

@@ -127,6 +127,9 @@ func nameOf(o, n client.Object) string {
 
 func (a *Aggregator) onWorkStatus(o, n client.Object) {
 	now := time.Now()
+	if o != nil && n == nil {
+		a.reports.forget(o.GetUID())
+	}
 	for _, obj := range []client.Object{o, n} {
 		if ws, ok := obj.(*controlv1alpha1.WorkStatus); ok {
 			k := workStatusObject(ws)
@@ -272,7 +275,16 @@ func (a *Aggregator) onNamespace(o, n client.Object) {
 	a.enqueueAllPolicies(context.Background())
 }
 
+// DefaultVersionRefreshDelay is how long a Binding may list an object's previous resourceVersion
+// after an update that cannot change which policies select the object.
+const DefaultVersionRefreshDelay = 5 * time.Second
+
 // onWorkload: a workload object changed: the policies that may select it, and the object itself.
+// Selection depends only on the object's existence, namespace, name and labels; an update that
+// changes none of them (a status write, statusfold's own included) changes only the
+// resourceVersion the Bindings record, so it re-resolves only the policies whose Binding lists the
+// object, after versionRefresh: the updates of that delay coalesce into one Binding write per
+// policy (SPEC §1 Bindings list resourceVersions), instead of one per update.
 func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 	return func(o, n client.Object) {
 		obj := n
@@ -282,12 +294,27 @@ func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 		if obj == nil {
 			return
 		}
-		a.objects.Add(ObjectKey{Group: info.GVR.Group, Resource: info.GVR.Resource, Namespace: obj.GetNamespace(), Name: obj.GetName()})
+		key := ObjectKey{Group: info.GVR.Group, Resource: info.GVR.Resource, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+		a.objects.Add(key)
 		if a.opts.BindingResolution != BindingResolutionInternal {
 			return
 		}
+		ctx := context.Background()
+		if o != nil && n != nil && maps.Equal(o.GetLabels(), n.GetLabels()) {
+			if o.GetResourceVersion() == n.GetResourceVersion() {
+				return // a resync
+			}
+			var bl controlv1alpha1.BindingList
+			if err := a.wdsCache.List(ctx, &bl, client.MatchingFields{indexBindingObjects: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
+				return
+			}
+			for i := range bl.Items {
+				a.policies.q.AddAfter(bl.Items[i].Name, a.versionRefresh)
+			}
+			return
+		}
 		var list controlv1alpha1.BindingPolicyList
-		if err := a.wdsCache.List(context.Background(), &list); err != nil {
+		if err := a.wdsCache.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 			return
 		}
 		for i := range list.Items {

@@ -191,19 +191,27 @@ type report struct {
 
 // reportedOnce is reported, decoded at most once per evaluation; an unreadable WorkStatus counts
 // as "reported nothing" (and is logged and counted).
+// Decoded reports are also kept across evaluations in a.reports, per WorkStatus UID, resource
+// version and classifier version, so a WorkStatus is decoded once per write whatever re-reads it
+// (another pair's Table, the status return, a new Table after a collector change).
 func (in *objectInputs) reportedOnce(wec string, a *Aggregator) report {
 	if r, ok := in.decoded[wec]; ok {
 		return r
 	}
-	status, at, err := in.reported(wec)
-	if err != nil {
-		a.metrics.errors.WithLabelValues("workstatus").Inc()
-		a.log.Info("ignoring unreadable WorkStatus", "error", err.Error())
+	ws := in.wecs[wec]
+	r, ok := a.reports.get(ws, in.prunerRV)
+	if !ok {
+		status, at, err := in.reported(wec)
+		if err != nil {
+			a.metrics.errors.WithLabelValues("workstatus").Inc()
+			a.log.Info("ignoring unreadable WorkStatus", "error", err.Error())
+		}
+		r = report{status: status, at: at}
+		a.reports.put(ws, in.prunerRV, r)
 	}
 	if in.decoded == nil {
 		in.decoded = map[string]report{}
 	}
-	r := report{status: status, at: at}
 	in.decoded[wec] = r
 	return r
 }

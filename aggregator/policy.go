@@ -73,8 +73,9 @@ func (a *Aggregator) reconcilePolicy(ctx context.Context, name string) error {
 // resolve lists the inventory and the objects of every resource some clause can select, and
 // computes the Binding's spec.
 func (a *Aggregator) resolve(ctx context.Context, bp *controlv1alpha1.BindingPolicy) (controlv1alpha1.BindingSpec, field.ErrorList, error) {
+	// The cache reads share what they return with the cache: only read, never written.
 	var mcs clusterv1.ManagedClusterList
-	if err := a.its.GetCache().List(ctx, &mcs); err != nil {
+	if err := a.its.GetCache().List(ctx, &mcs, client.UnsafeDisableDeepCopy); err != nil {
 		return controlv1alpha1.BindingSpec{}, nil, err
 	}
 	clusters := make([]InventoryCluster, 0, len(mcs.Items))
@@ -93,7 +94,7 @@ func (a *Aggregator) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 		}
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(info.GVR.GroupVersion().WithKind(info.Kind + "List"))
-		if err := a.wdsCache.List(ctx, list); err != nil {
+		if err := a.wdsCache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 			return controlv1alpha1.BindingSpec{}, nil, fmt.Errorf("listing %s: %w", info.GVR, err)
 		}
 		for i := range list.Items {
@@ -104,7 +105,7 @@ func (a *Aggregator) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 	}
 	nsLabels := func(ns string) map[string]string {
 		var n corev1.Namespace
-		if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: ns}, &n); err != nil {
+		if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: ns}, &n, client.UnsafeDisableDeepCopy); err != nil {
 			return nil
 		}
 		return n.Labels

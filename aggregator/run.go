@@ -25,6 +25,8 @@ type Config struct {
 	// ("0" disables).
 	MetricsAddr string
 	ProbeAddr   string
+	// PprofAddr serves the Go profiler's /debug/pprof/ endpoints ("" or "0": off).
+	PprofAddr string
 	// LeaderElection makes only one replica act at a time, using a Lease LeaderElectionID in
 	// LeaderElectionNamespace (default: the in-cluster namespace).
 	LeaderElection          bool
@@ -55,6 +57,7 @@ func NewManager(cfg Config) (manager.Manager, *Aggregator, error) {
 		Scheme:                  scheme.New(),
 		Metrics:                 metricsserver.Options{BindAddress: cfg.MetricsAddr},
 		HealthProbeBindAddress:  cfg.ProbeAddr,
+		PprofBindAddress:        cfg.PprofAddr,
 		LeaderElection:          cfg.LeaderElection,
 		LeaderElectionID:        id,
 		LeaderElectionNamespace: cfg.LeaderElectionNamespace,

@@ -90,6 +90,57 @@ func (ts *tableState) feed(objRV string, obj map[string]any, cols []*collector.C
 	}
 }
 
+// reportCache holds each WorkStatus's decoded, pruned report, keyed by UID and valid for one
+// (resourceVersion, ContentClassifier resourceVersion). The decoded values are shared with the
+// Tables and States they are fed to, and never mutated. Entries go when the WorkStatus leaves the
+// cache (onWorkStatus).
+type reportCache struct {
+	mu sync.Mutex
+	m  map[types.UID]reportEntry
+}
+
+type reportEntry struct {
+	rv, prunerRV string
+	r            report
+}
+
+func (c *reportCache) init() { c.m = map[types.UID]reportEntry{} }
+
+// get returns ws's cached report; a nil ws (no WorkStatus) is never cached.
+func (c *reportCache) get(ws *controlv1alpha1.WorkStatus, prunerRV string) (report, bool) {
+	if ws == nil {
+		return report{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[ws.UID]
+	if !ok || e.rv != ws.ResourceVersion || e.prunerRV != prunerRV {
+		return report{}, false
+	}
+	return e.r, true
+}
+
+func (c *reportCache) put(ws *controlv1alpha1.WorkStatus, prunerRV string, r report) {
+	if ws == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[ws.UID] = reportEntry{rv: ws.ResourceVersion, prunerRV: prunerRV, r: r}
+}
+
+func (c *reportCache) forget(uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, uid)
+}
+
+func (c *reportCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
+
 // returnMemo remembers the status last applied per object (and the object's UID, so a
 // re-created object starts afresh), so an unchanged return is not written again.
 type returnMemo struct {

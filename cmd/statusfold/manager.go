@@ -75,6 +75,7 @@ the workload objects' own .status.`,
 	f.IntVar(&cfg.Workers, "workers", aggregator.DefaultWorkers, "objects evaluated in parallel")
 	f.StringVar(&cfg.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables)")
 	f.StringVar(&cfg.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (0 disables)")
+	f.StringVar(&cfg.PprofAddr, "pprof-bind-address", "", "address of the Go profiler's /debug/pprof/ endpoints (empty or 0: off)")
 	f.BoolVar(&cfg.LeaderElection, "leader-elect", false, "elect a leader among replicas (use with more than one replica)")
 	f.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's)")
 	f.IntVar(&cfg.WebhookPort, "webhook-port", 9443, "port of the admission webhook server")
@@ -91,6 +92,9 @@ the workload objects' own .status.`,
 }
 
 // restConfig loads a kubeconfig file, or the default loading rules ($KUBECONFIG, in-cluster) for "".
+// Like ctrl.GetConfig, a file that sets no QPS gets client-side rate limiting turned off (QPS -1:
+// the apiserver's priority and fairness limits instead); client-go's default of 5 requests/s would
+// throttle every write.
 func restConfig(path string) (*rest.Config, error) {
 	if path == "" {
 		return ctrl.GetConfig()
@@ -98,5 +102,12 @@ func restConfig(path string) (*rest.Config, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
-	return clientcmd.BuildConfigFromFlags("", path)
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.QPS == 0 {
+		cfg.QPS = -1
+	}
+	return cfg, nil
 }
