@@ -265,6 +265,14 @@ func combineField(fp *fieldPlan, col column, gen int64) (any, bool) {
 			}
 		}
 		return best, best != ""
+	case opEarliest:
+		best := ""
+		for j := 0; j < col.n; j++ {
+			if s, ok := col.at(j).raw.(string); ok && s != "" && (best == "" || s < best) {
+				best = s
+			}
+		}
+		return best, best != ""
 	case opUnionIfAll:
 		var out []any
 		for j := 0; j < col.n; j++ {

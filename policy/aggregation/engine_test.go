@@ -175,7 +175,9 @@ func TestReturned(t *testing.T) {
 			{Name: "a", Status: js(t, `{"succeeded":1,"conditions":[{"type":"Complete","status":"True","reason":"Done","lastTransitionTime":"2025-11-01T00:00:00Z"}]}`)},
 			{Name: "b", Status: js(t, `{"failed":2,"conditions":[{"type":"Failed","status":"True","reason":"BackoffLimitExceeded","lastTransitionTime":"2025-11-02T00:00:00Z"}]}`)},
 		},
-		want: `{"succeeded":0,"failed":2,"conditions":[{"type":"Failed","status":"True","reason":"BackoffLimitExceeded","lastTransitionTime":"2025-11-02T00:00:00Z"}]}`,
+		// The apiserver requires FailureTarget=True with Failed=True and a startTime on a finished
+		// Job: both are filled in from the Failed entry (no WEC reported them).
+		want: `{"succeeded":0,"failed":2,"startTime":"2025-11-02T00:00:00Z","conditions":[{"type":"Failed","status":"True","reason":"BackoffLimitExceeded","lastTransitionTime":"2025-11-02T00:00:00Z"},{"type":"FailureTarget","status":"True","reason":"BackoffLimitExceeded","lastTransitionTime":"2025-11-02T00:00:00Z"}]}`,
 	}, {
 		name: "service: ingress union only when every WEC has one",
 		gk:   schema.GroupKind{Kind: "Service"}, obj: `{}`,

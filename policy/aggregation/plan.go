@@ -22,6 +22,7 @@ const (
 	opOr                   // booleans: true if any true
 	opAgree                // kept only when every WEC reports the same value
 	opLatest               // largest string (RFC 3339 timestamps)
+	opEarliest             // smallest non-empty string (RFC 3339 timestamps)
 	opUnionIfAll           // lists: union when every WEC has a non-empty list, else omitted
 	opWorst                // categorical: the value ranked worst by `order` (unlisted or missing = worst)
 	opFromWorst            // the value of the WEC with the highest wec_rank
@@ -34,7 +35,7 @@ const (
 var opNames = map[string]op{
 	"generic": opGeneric, "drop": opDrop, "min": opMin, "max": opMax, "count_min": opCountMin,
 	"count_max": opCountMax, "sum": opSum, "sum_clamped": opSumClamped, "and": opAnd, "or": opOr,
-	"agree": opAgree, "latest": opLatest, "union_if_all": opUnionIfAll, "worst": opWorst,
+	"agree": opAgree, "latest": opLatest, "earliest": opEarliest, "union_if_all": opUnionIfAll, "worst": opWorst,
 	"from_worst": opFromWorst, "revision": opRevision, "generation": opGeneration, "conditions": opConditions,
 }
 

@@ -324,7 +324,7 @@ func (s *State) evalRank(w *wecMeta) (float64, error) {
 // are rebuilt, so no two results share them).
 func reusable(o op) bool {
 	switch o {
-	case opCountMin, opCountMax, opSum, opSumClamped, opGeneration, opMin, opMax, opAnd, opOr, opLatest:
+	case opCountMin, opCountMax, opSum, opSumClamped, opGeneration, opMin, opMax, opAnd, opOr, opLatest, opEarliest:
 		return true
 	}
 	return false
@@ -342,7 +342,7 @@ func sameValue(o op, a, b *fv, currencyChanged bool) bool {
 		return a.n == b.n && a.x.t == b.x.t
 	case opMin, opMax:
 		return a.n == b.n && scalarEqual(a.raw, b.raw)
-	case opAnd, opOr, opLatest:
+	case opAnd, opOr, opLatest, opEarliest:
 		return scalarEqual(a.raw, b.raw)
 	}
 	return false
