@@ -418,3 +418,65 @@ func naiveEval(b *testing.B, input map[string]any) map[string]any {
 	m, _ := NormalizeNumbers(rs[0].Expressions[0].Value).(map[string]any)
 	return m
 }
+
+// Large lists: the union of loadBalancer.ingress (test/hostile's builtin-ingress-huge-ingress-list
+// is 50 WECs × 100 entries), the generic module merging long lists element by element, and
+// conditions with many types. Each should grow about linearly with the total input size.
+
+func benchIngressStatus(entries int) func(i, variant int) map[string]any {
+	return func(i, variant int) map[string]any {
+		list := make([]any, entries)
+		for j := range list {
+			list[j] = map[string]any{"ip": fmt.Sprintf("10.%d.%d.%d", i%250, j%250, variant)}
+		}
+		return map[string]any{"loadBalancer": map[string]any{"ingress": list}}
+	}
+}
+
+func BenchmarkIngressUnion(b *testing.B) {
+	gk := schema.GroupKind{Group: "networking.k8s.io", Kind: "Ingress"}
+	obj := map[string]any{"metadata": map[string]any{"generation": int64(1)}}
+	for _, size := range [][2]int{{50, 100}, {200, 100}} {
+		b.Run(fmt.Sprintf("wecs=%d/entries=%d", size[0], size[1]), func(b *testing.B) {
+			benchCold(b, gk, obj, benchWECs(size[0], benchIngressStatus(size[1])))
+		})
+	}
+}
+
+func benchLongListStatus(n int) func(i, variant int) map[string]any {
+	return func(i, variant int) map[string]any {
+		list := make([]any, n)
+		for j := range list {
+			list[j] = map[string]any{"name": fmt.Sprintf("item-%d", j), "count": int64(j + (i+variant)%3), "ok": true}
+		}
+		return map[string]any{"items": list}
+	}
+}
+
+func BenchmarkGenericLongList(b *testing.B) {
+	obj := map[string]any{"metadata": map[string]any{"generation": int64(1)}}
+	for _, size := range [][2]int{{50, 100}, {50, 1000}} {
+		b.Run(fmt.Sprintf("wecs=%d/entries=%d", size[0], size[1]), func(b *testing.B) {
+			benchCold(b, gkBenchWidget, obj, benchWECs(size[0], benchLongListStatus(size[1])))
+		})
+	}
+}
+
+func benchManyConditionsStatus(types int) func(i, variant int) map[string]any {
+	return func(i, variant int) map[string]any {
+		list := make([]any, types)
+		for j := range list {
+			list[j] = map[string]any{"type": fmt.Sprintf("Check%d", j), "status": "True", "reason": "OK", "lastTransitionTime": fmt.Sprintf("2025-11-%02dT10:00:00Z", 1+(i+j+variant)%28)}
+		}
+		return map[string]any{"conditions": list}
+	}
+}
+
+func BenchmarkConditionsManyTypes(b *testing.B) {
+	obj := map[string]any{"metadata": map[string]any{"generation": int64(1)}}
+	for _, size := range [][2]int{{50, 100}, {50, 1000}} {
+		b.Run(fmt.Sprintf("wecs=%d/types=%d", size[0], size[1]), func(b *testing.B) {
+			benchCold(b, gkBenchWidget, obj, benchWECs(size[0], benchManyConditionsStatus(size[1])))
+		})
+	}
+}

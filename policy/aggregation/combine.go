@@ -2,8 +2,11 @@ package aggregation
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
+	"sort"
+	"strconv"
 	"time"
 )
 
@@ -274,19 +277,7 @@ func combineField(fp *fieldPlan, col column, gen int64) (any, bool) {
 		}
 		return best, best != ""
 	case opUnionIfAll:
-		var out []any
-		for j := 0; j < col.n; j++ {
-			list, _ := col.at(j).raw.([]any)
-			if len(list) == 0 {
-				return nil, false
-			}
-			for _, x := range list {
-				if !containsJSON(out, x) {
-					out = append(out, x)
-				}
-			}
-		}
-		return out, out != nil
+		return unionIfAll(col)
 	case opWorst:
 		worst, rank := any(nil), -1
 		for j := 0; j < col.n; j++ {
@@ -554,19 +545,33 @@ func combineConditions(lists [][]cond, cp *condPlan) []any {
 		latest  *cond
 	}
 	var groups []*group
+	var byType map[string]*group // once there are many types: a linear search would be quadratic
+	const linearGroups = 8
 	for j, l := range lists {
 		for i := range l {
 			c := &l[i]
 			var g *group
-			for _, x := range groups {
-				if x.typ == c.typ {
-					g = x
-					break
+			if byType != nil {
+				g = byType[c.typ]
+			} else {
+				for _, x := range groups {
+					if x.typ == c.typ {
+						g = x
+						break
+					}
 				}
 			}
 			if g == nil {
 				g = &group{typ: c.typ, lastJ: -1}
 				groups = append(groups, g)
+				if byType != nil {
+					byType[c.typ] = g
+				} else if len(groups) > linearGroups {
+					byType = make(map[string]*group, 2*len(groups))
+					for _, x := range groups {
+						byType[x.typ] = x
+					}
+				}
 			}
 			if g.lastJ == j {
 				continue // a second entry of one type in one WEC: the first counts
@@ -642,13 +647,79 @@ func jsonEqual(a, b any) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-func containsJSON(list []any, x any) bool {
-	for _, y := range list {
-		if jsonEqual(x, y) {
-			return true
+// unionIfAll is the union_if_all combiner: every WEC's list entries, JSON-equal ones once, in
+// first-seen order; left out unless every WEC has a non-empty list. Entries are deduplicated by
+// their canonical JSON text (jsonKey) in a hash set: linear in the total size of the lists.
+func unionIfAll(col column) (any, bool) {
+	total := 0
+	for j := 0; j < col.n; j++ {
+		list, _ := col.at(j).raw.([]any)
+		if len(list) == 0 {
+			return nil, false
+		}
+		total += len(list)
+	}
+	if col.n == 0 {
+		return nil, false
+	}
+	out := make([]any, 0, total)
+	seen := make(map[string]struct{}, total)
+	var buf []byte
+	for j := 0; j < col.n; j++ {
+		for _, x := range col.at(j).raw.([]any) {
+			buf = appendJSONKey(buf[:0], x)
+			if _, dup := seen[string(buf)]; !dup {
+				seen[string(buf)] = struct{}{}
+				out = append(out, x)
+			}
 		}
 	}
-	return false
+	return out, true
+}
+
+// appendJSONKey appends to b a canonical text of a JSON value: equal for JSON-equal values (object
+// keys sorted, numbers by value, so int64(1) and float64(1) agree), different otherwise.
+func appendJSONKey(b []byte, v any) []byte {
+	switch t := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		return strconv.AppendBool(b, t)
+	case string:
+		return strconv.AppendQuote(b, t)
+	case []any:
+		b = append(b, '[')
+		for i, x := range t {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONKey(b, x)
+		}
+		return append(b, ']')
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendQuote(b, k)
+			b = append(b, ':')
+			b = appendJSONKey(b, t[k])
+		}
+		return append(b, '}')
+	}
+	if n := toNum(v); n.ok {
+		if n.isInt {
+			return strconv.AppendInt(b, n.i, 10)
+		}
+		return strconv.AppendFloat(b, n.f, 'g', -1, 64)
+	}
+	return fmt.Appendf(b, "<%T %v>", v, v)
 }
 
 // returnedGeneration is the observedGeneration written into the WDS object: its generation when
