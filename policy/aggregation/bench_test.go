@@ -480,3 +480,15 @@ func BenchmarkConditionsManyTypes(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGenericOneFieldChange: one WEC changes one field (endpoints) of benchGenericStatus; the
+// generic module reuses the combined values of the other fields.
+func BenchmarkGenericOneFieldChange(b *testing.B) {
+	obj := map[string]any{"metadata": map[string]any{"generation": int64(4)}}
+	status := func(i, variant int) map[string]any {
+		st := benchGenericStatus(i, 0)
+		st["endpoints"] = int64(3 + (i+variant)%5)
+		return st
+	}
+	b.Run("wecs=1000", func(b *testing.B) { benchOneChange(b, gkBenchWidget, obj, benchWECs(1000, status), status) })
+}

@@ -420,16 +420,41 @@ func combineExtras(p *plan, maps []map[string]any, out map[string]any, worst int
 		}
 	}
 	for _, k := range keys {
-		vals := make([]any, 0, len(maps))
-		for _, m := range maps {
-			if v, ok := m[k]; ok && v != nil {
-				vals = append(vals, v)
-			}
-		}
-		if v, ok := mergeGeneric(k, vals, len(maps)); ok {
+		if v, ok := mergeKey(k, maps); ok {
 			out[k] = v
 		}
 	}
+}
+
+// mergeKey applies the generic rules to field k of maps (the WECs that report it).
+func mergeKey(k string, maps []map[string]any) (any, bool) {
+	vals := make([]any, 0, len(maps))
+	for _, m := range maps {
+		if v, ok := m[k]; ok && v != nil {
+			vals = append(vals, v)
+		}
+	}
+	return mergeGeneric(k, vals, len(maps))
+}
+
+// copyTree copies the maps and lists of a JSON value (leaves are shared), so that two results never
+// share a map or list.
+func copyTree(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		c := make(map[string]any, len(t))
+		for k, x := range t {
+			c[k] = copyTree(x)
+		}
+		return c
+	case []any:
+		c := make([]any, len(t))
+		for i, x := range t {
+			c[i] = copyTree(x)
+		}
+		return c
+	}
+	return v
 }
 
 // mergeGeneric applies the seed documents' generic rules to the values of one field from the WECs

@@ -2,9 +2,14 @@ package aggregation
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"reflect"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
 // TestUnionIfAll: entries JSON-equal across WECs appear once, in first-seen order, whatever Go
@@ -92,5 +97,100 @@ func TestConditionsManyTypes(t *testing.T) {
 	}
 	if w := map[string]any{"conditions": want}; !SameJSON(got, w) {
 		t.Errorf("got  %s\nwant %s", compactJSON(got), compactJSON(w))
+	}
+}
+
+// genericStatus is a random status for a kind without a module: fields present or not, nested
+// maps, lists of varying length, conditions, values of different types.
+func genericStatus(r *rand.Rand) map[string]any {
+	st := map[string]any{}
+	maybe := func(k string, v func() any) {
+		if r.IntN(3) > 0 {
+			st[k] = v()
+		}
+	}
+	maybe("phase", func() any { return pick(r, "Ready", "Ready", "Pending") })
+	maybe("ready", func() any { return r.IntN(4) > 0 })
+	maybe("endpoints", func() any { return int64(r.IntN(4)) })
+	maybe("mixed", func() any { return pick[any](r, "x", int64(1), true) })
+	maybe("capacity", func() any {
+		return map[string]any{"cpu": int64(4 + r.IntN(2)), "memory": map[string]any{"used": int64(r.IntN(3))}}
+	})
+	maybe("shards", func() any {
+		l := make([]any, 1+r.IntN(2))
+		for i := range l {
+			l[i] = map[string]any{"name": fmt.Sprintf("s%d", i), "replicas": int64(r.IntN(3))}
+		}
+		return l
+	})
+	maybe("conditions", func() any {
+		return []any{
+			map[string]any{"type": "Ready", "status": pick(r, "True", "True", "False"), "reason": pick(r, "Up", "Down"), "lastTransitionTime": ts(r)},
+			map[string]any{"type": "Degraded", "status": pick(r, "False", "True"), "reason": "R", "lastTransitionTime": ts(r)},
+		}
+	})
+	maybe("observedGeneration", func() any { return int64(1 + r.IntN(3)) })
+	return st
+}
+
+// TestPropertyIncrementalGeneric: a State of the generic module (which reuses the combined value of
+// every field no WEC changed) fed random changes, repeated changes and removals always equals
+// Returned from scratch, and no two results share a map or list.
+func TestPropertyIncrementalGeneric(t *testing.T) {
+	e, err := NewEngine(WithTimeout(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seqs := envInt("STATUSFOLD_PROPERTY_CASES", 1000) / 5
+	r := rand.New(rand.NewPCG(11, 3))
+	for c := range seqs {
+		obj := map[string]any{"metadata": map[string]any{"generation": int64(2)}}
+		s := e.NewState(gkBenchWidget)
+		s.SetObject(obj)
+		have := map[string]WEC{}
+		var prev map[string]any
+		for step := range 16 {
+			name := fmt.Sprintf("w%d", r.IntN(5))
+			switch {
+			case r.IntN(6) == 0:
+				s.RemoveWEC(name)
+				delete(have, name)
+			default:
+				w := WEC{Name: name, Status: genericStatus(r), Details: &controlv1alpha1.StatusDetails{LastGeneration: 2, LastGenerationIsApplied: true}}
+				if r.IntN(8) == 0 {
+					w.Status = nil
+				}
+				s.UpsertWEC(w)
+				have[name] = w
+			}
+			if r.IntN(4) == 0 {
+				continue // several changes before the next Result
+			}
+			got, err := s.Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wecs []WEC
+			for _, w := range have {
+				wecs = append(wecs, w)
+			}
+			want, err := e.Returned(gkBenchWidget, obj, wecs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !SameJSON(got, want) {
+				t.Fatalf("sequence %d step %d: incremental %s\nfrom scratch %s", c, step, compactJSON(got), compactJSON(want))
+			}
+			if prev != nil {
+				for k, v := range got {
+					if m, ok := v.(map[string]any); ok {
+						if pm, ok := prev[k].(map[string]any); ok && reflect.ValueOf(m).UnsafePointer() == reflect.ValueOf(pm).UnsafePointer() {
+							t.Fatalf("sequence %d step %d: two results share the map of field %q", c, step, k)
+						}
+					}
+				}
+			}
+			prev = got
+		}
 	}
 }

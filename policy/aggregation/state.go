@@ -2,6 +2,7 @@ package aggregation
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 
@@ -50,6 +51,12 @@ type State struct {
 	lastOK  []bool
 	dirty   []bool
 	allDirt bool
+
+	// The fields no planned combiner lists, under the "generic" default: the last combined value of
+	// each (absent: left out), valid for the current WECs except the xDirty fields when xValid.
+	xLast  map[string]any
+	xDirty map[string]bool
+	xValid bool
 
 	old  []fv        // a WEC's previous values while prepare replaces them
 	bulk bool        // load is filling the State: extras go to the xs slabs
@@ -135,6 +142,7 @@ func (s *State) reset() {
 		clear(s.xs[i])
 	}
 	clear(s.last)
+	s.xValid = false
 	s.obj, s.mod, s.pl, s.planErr, s.nExtra, s.nReported, s.allDirt = nil, nil, nil, nil, 0, 0, true
 }
 
@@ -154,6 +162,7 @@ func (s *State) SetObject(obj map[string]any) {
 	s.obj = obj
 	s.gen = objectGeneration(obj)
 	s.mod = nil // plan, ranks and currency may depend on the object: recompute on next Result
+	s.xValid = false
 }
 
 func objectGeneration(obj map[string]any) int64 {
@@ -182,9 +191,11 @@ func (s *State) UpsertWEC(w WEC) {
 	sl, ok := s.slots()[w.Name]
 	if ok {
 		s.forget(sl)
+		s.markExtras(s.meta[sl].Status, w.Status)
 		s.meta[sl] = wecMeta{WEC: w, current: s.meta[sl].current}
 	} else {
 		s.allDirt = true
+		s.xValid = false
 		sl = int32(len(s.meta))
 		s.meta = append(s.meta, wecMeta{WEC: w})
 		for i := range s.cols {
@@ -226,6 +237,7 @@ func (s *State) RemoveWEC(name string) {
 	}
 	s.forget(sl)
 	s.allDirt = true
+	s.xValid = false
 	k := s.position(name)
 	s.order = append(s.order[:k], s.order[k+1:]...)
 	delete(s.slot, name)
@@ -409,6 +421,7 @@ func (s *State) sync() {
 		return
 	}
 	s.mod, s.pl, s.planErr, s.nExtra = mod, nil, nil, 0
+	s.xValid = false
 	if mod.statusQ == nil {
 		s.pl, s.planErr = mod.planFor(s.obj)
 	}
@@ -499,7 +512,13 @@ func (s *State) combinedResult() (map[string]any, error) {
 		for j, sl := range s.order {
 			maps[j] = s.meta[sl].Status
 		}
-		combineExtras(s.pl, maps, out, worst)
+		if s.pl.dflt == opGeneric {
+			s.cachedExtras(maps, out)
+		} else {
+			combineExtras(s.pl, maps, out, worst)
+		}
+	} else {
+		s.xValid = false
 	}
 	if s.mod.finalizeQ == nil {
 		return out, nil
@@ -517,6 +536,51 @@ func (s *State) combinedResult() (map[string]any, error) {
 		return out, err
 	}
 	return s.asStatus(v, ruleFinalize)
+}
+
+// markExtras notes which unplanned fields a WEC's new status changes (old → new), so that
+// cachedExtras recombines only those.
+func (s *State) markExtras(old, new map[string]any) {
+	if !s.xValid || s.pl == nil || s.mod == nil || s.mod.statusQ != nil {
+		s.xValid = false
+		return
+	}
+	for k, v := range old {
+		if _, planned := s.pl.index[k]; !planned && !reflect.DeepEqual(v, new[k]) {
+			s.xDirty[k] = true
+		}
+	}
+	for k := range new {
+		if _, planned := s.pl.index[k]; !planned {
+			if _, had := old[k]; !had {
+				s.xDirty[k] = true
+			}
+		}
+	}
+}
+
+// cachedExtras adds the unplanned fields under the generic default to out: all recombined when the
+// cache is not valid, else only the fields some WEC changed since the last Result. Cached maps and
+// lists are copied into out, so results never share them.
+func (s *State) cachedExtras(maps []map[string]any, out map[string]any) {
+	if !s.xValid {
+		s.xLast = map[string]any{}
+		combineExtras(s.pl, maps, s.xLast, -1)
+		s.xDirty = map[string]bool{}
+		s.xValid = true
+	} else {
+		for k := range s.xDirty {
+			if v, ok := mergeKey(k, maps); ok {
+				s.xLast[k] = v
+			} else {
+				delete(s.xLast, k)
+			}
+		}
+		clear(s.xDirty)
+	}
+	for k, v := range s.xLast {
+		out[k] = copyTree(v)
+	}
 }
 
 // asStatus checks that a rule's value is an object.
