@@ -18,6 +18,7 @@ import (
 	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/classifier"
 	"github.com/statusfold/statusfold/policy/collector"
+	"github.com/statusfold/statusfold/test/framework"
 )
 
 // minCases is the size the corpus must keep.
@@ -181,27 +182,14 @@ func prune(t *testing.T, c Case) {
 		t.Fatalf("%s: a Prune case has exactly one WEC", c.file)
 	}
 	in := c.WECs[0].Status
-	before := deepCopyJSON(t, in)
+	before := framework.JSONRoundTrip(t, in)
 	got := classifier.Prune(in, &cc)
-	if !reflect.DeepEqual(deepCopyJSON(t, in), before) {
+	if !reflect.DeepEqual(framework.JSONRoundTrip(t, in), before) {
 		t.Errorf("Prune modified its input")
 	}
 	if !reflect.DeepEqual(got, c.Expect.Pruned) {
 		t.Errorf("Prune = %#v, want %#v", got, c.Expect.Pruned)
 	}
-}
-
-func deepCopyJSON(t *testing.T, v any) any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // checkErrors requires every expected error to be among errs, and errs to be empty when none is
