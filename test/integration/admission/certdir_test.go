@@ -28,7 +28,7 @@ import (
 func TestBuiltinCertsThroughCertDir(t *testing.T) {
 	cp := framework.RunControlPlane(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	port := freePort(t)
+	port := framework.FreePort(t)
 	certDir := t.TempDir()
 	v, m := webhooks.Configurations(webhooks.URLClientConfig("https://127.0.0.1:"+strconv.Itoa(port), nil))
 	for _, obj := range []client.Object{v, m} {

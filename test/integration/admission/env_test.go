@@ -43,7 +43,7 @@ func startAdmission(t *testing.T) *env {
 	t.Helper()
 	cp := framework.RunControlPlane(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	port := freePort(t)
+	port := framework.FreePort(t)
 	base := "https://127.0.0.1:" + strconv.Itoa(port)
 
 	v, m := webhooks.Configurations(webhooks.URLClientConfig(base, nil))
@@ -144,16 +144,6 @@ func (e *env) waitServing(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // kubectl runs the matching kubectl with stdin and returns its combined stdout and stderr, and

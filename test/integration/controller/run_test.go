@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -25,7 +24,7 @@ func TestRunServesProbesMetricsAndLeads(t *testing.T) {
 	ensureNamespace(t, c, "statusfold-system")
 	addCluster(t, c, "wec1", map[string]string{"name": "wec1"})
 	create(t, c, seedCollectors()...)
-	metricsAddr, probeAddr := freeAddr(t), freeAddr(t)
+	metricsAddr, probeAddr := framework.FreeAddr(t), framework.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -77,16 +76,6 @@ func TestRunServesProbesMetricsAndLeads(t *testing.T) {
 		}
 		return nil
 	})
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 func httpGet(url string) (string, error) {

@@ -66,7 +66,7 @@ type manager struct {
 // through $KUBECONFIG, as in a cluster it would find it in-cluster.
 func startManager(t *testing.T, cp *framework.ControlPlane, extra ...string) *manager {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := framework.FreeAddr(t)
 	args := append([]string{"manager", "--webhooks=false", "--wds-name=" + load.WDSName,
 		"--health-probe-bind-address=0", "--metrics-bind-address=" + addr, "--coalesce-delay=20ms"}, extra...)
 	cmd := exec.Command(binary, args...)
@@ -113,15 +113,6 @@ func tail(s string, n int) string {
 		return "…" + s[len(s)-n:]
 	}
 	return s
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	addr, err := load.FreeAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return addr
 }
 
 // writeRandom writes n updates, each to a random (WEC, object) pair with a random number of

@@ -101,7 +101,7 @@ func installUnreachableWebhooks(t *testing.T, c client.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := "https://" + freeAddr(t) + "/unreachable"
+	url := "https://" + framework.FreeAddr(t) + "/unreachable"
 	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(string(data)), 4096)
 	for {
 		var raw runtime.RawExtension
