@@ -166,21 +166,7 @@ func TestPropertyIncrementalGeneric(t *testing.T) {
 			if r.IntN(4) == 0 {
 				continue // several changes before the next Result
 			}
-			got, err := s.Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var wecs []WEC
-			for _, w := range have {
-				wecs = append(wecs, w)
-			}
-			want, err := e.Returned(gkBenchWidget, obj, wecs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !SameJSON(got, want) {
-				t.Fatalf("sequence %d step %d: incremental %s\nfrom scratch %s", c, step, compactJSON(got), compactJSON(want))
-			}
+			got := resultMatchesScratch(t, e, s, gkBenchWidget, obj, have, fmt.Sprintf("sequence %d step %d", c, step))
 			if prev != nil {
 				for k, v := range got {
 					if m, ok := v.(map[string]any); ok {

@@ -526,23 +526,31 @@ func TestPropertyIncremental(t *testing.T) {
 						s.UpsertWEC(w)
 						have[w.Name] = w
 					}
-					got, err := s.Result()
-					if err != nil {
-						t.Fatal(err)
-					}
-					var wecs []WEC
-					for _, w := range have {
-						wecs = append(wecs, w)
-					}
-					want, err := e.Returned(gk, obj, wecs)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !SameJSON(got, want) {
-						t.Fatalf("sequence %d step %d: incremental %s\nfrom scratch %s", c, step, compactJSON(got), compactJSON(want))
-					}
+					resultMatchesScratch(t, e, s, gk, obj, have, fmt.Sprintf("sequence %d step %d", c, step))
 				}
 			}
 		})
 	}
+}
+
+// resultMatchesScratch fails the test unless the State's Result equals Returned computed from
+// scratch over the same WECs, and returns the State's result.
+func resultMatchesScratch(t *testing.T, e *Engine, s *State, gk schema.GroupKind, obj map[string]any, have map[string]WEC, what string) map[string]any {
+	t.Helper()
+	got, err := s.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wecs := make([]WEC, 0, len(have))
+	for _, w := range have {
+		wecs = append(wecs, w)
+	}
+	want, err := e.Returned(gk, obj, wecs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !SameJSON(got, want) {
+		t.Fatalf("%s: incremental %s\nfrom scratch %s", what, compactJSON(got), compactJSON(want))
+	}
+	return got
 }
