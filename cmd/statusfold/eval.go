@@ -1,19 +1,15 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
@@ -135,45 +131,26 @@ func runEval(out, errOut io.Writer, o *evalOptions) error {
 // loadStatusCollectors reads every StatusCollector document of a file, strictly: an unknown or
 // duplicate field is an error that names its path.
 func loadStatusCollectors(path string) ([]*controlv1alpha1.StatusCollector, error) {
-	f, err := os.Open(path)
+	docs, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	r := utilyaml.NewYAMLReader(bufio.NewReader(f))
-	var out []*controlv1alpha1.StatusCollector
-	for doc := 1; ; doc++ {
-		data, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if len(bytes.TrimSpace(data)) == 0 {
-			continue
-		}
-		js, err := yaml.YAMLToJSONStrict(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", path, doc, err)
-		}
-		if string(bytes.TrimSpace(js)) == "null" {
-			continue // a document with only comments
-		}
+	out := make([]*controlv1alpha1.StatusCollector, 0, len(docs))
+	for _, d := range docs {
 		sc := &controlv1alpha1.StatusCollector{}
-		if err := json.Unmarshal(js, &sc.TypeMeta); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", path, doc, err)
+		if err := json.Unmarshal(d.json, &sc.TypeMeta); err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", path, d.index, err)
 		}
 		if gvk := sc.GroupVersionKind(); gvk != controlv1alpha1.GroupVersion.WithKind("StatusCollector") {
 			return nil, fmt.Errorf("%s: document %d: want a %s StatusCollector, got apiVersion %q kind %q",
-				path, doc, controlv1alpha1.GroupVersion, sc.APIVersion, sc.Kind)
+				path, d.index, controlv1alpha1.GroupVersion, sc.APIVersion, sc.Kind)
 		}
-		strictErrs, err := kjson.UnmarshalStrict(js, sc)
+		strictErrs, err := kjson.UnmarshalStrict(d.json, sc)
 		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", path, doc, err)
+			return nil, fmt.Errorf("%s: document %d: %w", path, d.index, err)
 		}
 		if len(strictErrs) > 0 {
-			return nil, fmt.Errorf("%s: document %d: %w", path, doc, errors.Join(strictErrs...))
+			return nil, fmt.Errorf("%s: document %d: %w", path, d.index, errors.Join(strictErrs...))
 		}
 		out = append(out, sc)
 	}
