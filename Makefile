@@ -32,7 +32,7 @@ manifests: ## Regenerate deepcopy code, CRDs (config/crd) and RBAC (config/rbac)
 	$(CONTROLLER_GEN) object paths="./api/..."
 	$(CONTROLLER_GEN) crd paths="./api/..." output:crd:artifacts:config=config/crd/bases
 	go run ./hack/crdfix config/crd/bases/*.yaml
-	@if ls aggregator/*.go >/dev/null 2>&1; then $(CONTROLLER_GEN) rbac:roleName=statusfold-manager paths="./aggregator/..." paths="./webhooks/..." paths="./certs/..." output:rbac:artifacts:config=config/rbac; fi
+	$(CONTROLLER_GEN) rbac:roleName=statusfold-manager paths="./aggregator/..." paths="./webhooks/..." paths="./certs/..." output:rbac:artifacts:config=config/rbac
 	@mkdir -p config/crd/external
 	cp "$$(go env GOMODCACHE)/open-cluster-management.io/api@$(OCM_API_VERSION)/cluster/v1/0000_00_clusters.open-cluster-management.io_managedclusters.crd.yaml" config/crd/external/
 	@chmod 0644 config/crd/external/*.yaml
