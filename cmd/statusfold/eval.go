@@ -15,6 +15,7 @@ import (
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/collector"
+	"github.com/statusfold/statusfold/policy/objview"
 )
 
 type evalOptions struct {
@@ -103,7 +104,7 @@ func runEval(out, errOut io.Writer, o *evalOptions) error {
 	if err != nil {
 		return err
 	}
-	delete(obj, "status")
+	obj = objview.Of(obj)
 	wecs, err := evalWECs(o)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/policy/objview"
 )
 
 // wecMeta is one WEC with what the State caches about it besides its field values.
@@ -146,21 +147,11 @@ func (s *State) reset() {
 	s.obj, s.mod, s.pl, s.planErr, s.nExtra, s.nReported, s.allDirt = nil, nil, nil, nil, 0, 0, true
 }
 
-// SetObject sets the WDS object (its .status is ignored).
+// SetObject sets the WDS object. Modules see it as policy/objview gives it: without .status,
+// metadata.resourceVersion and metadata.managedFields.
 func (s *State) SetObject(obj map[string]any) {
-	if obj != nil {
-		if _, has := obj["status"]; has {
-			c := make(map[string]any, len(obj))
-			for k, v := range obj {
-				if k != "status" {
-					c[k] = v
-				}
-			}
-			obj = c
-		}
-	}
-	s.obj = obj
-	s.gen = objectGeneration(obj)
+	s.obj = objview.Of(obj)
+	s.gen = objectGeneration(s.obj)
 	s.mod = nil // plan, ranks and currency may depend on the object: recompute on next Result
 	s.xValid = false
 }
