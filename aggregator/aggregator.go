@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -44,7 +45,7 @@ const (
 
 // Defaults of Options.
 const (
-	DefaultCoalesceDelay  = 100 * time.Millisecond
+	DefaultCoalesceDelay  = 0
 	DefaultWorkers        = 4
 	DefaultCatalogRefresh = 30 * time.Second
 )
@@ -58,7 +59,10 @@ type Options struct {
 	ITSConfig *rest.Config
 	// BindingResolution: internal (default) or external.
 	BindingResolution BindingResolution
-	// CoalesceDelay: events for one object within this delay cause one evaluation. Default 100 ms.
+	// CoalesceDelay: events for one object within this delay of its last evaluation cause one
+	// evaluation, at the end of the delay. Default 0: an event is evaluated at once, and the
+	// events that arrive while an object is being evaluated cause one more evaluation (the work
+	// queue holds each object once), so bursts coalesce by themselves under load.
 	CoalesceDelay time.Duration
 	// Workers evaluating workload objects in parallel. Default 4.
 	Workers int
@@ -81,8 +85,8 @@ func (o *Options) defaults() error {
 	default:
 		return fmt.Errorf("aggregator: binding resolution %q: must be internal or external", o.BindingResolution)
 	}
-	if o.CoalesceDelay <= 0 {
-		o.CoalesceDelay = DefaultCoalesceDelay
+	if o.CoalesceDelay < 0 {
+		return fmt.Errorf("aggregator: coalesce delay %s: must not be negative", o.CoalesceDelay)
 	}
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers
@@ -120,6 +124,16 @@ type Aggregator struct {
 	pruners      prunerCache
 	reports      reportCache
 	pending      eventTimes
+	wecs         wecIndex
+	dests        destsCache
+	// clusterGen counts inventory label changes: an evaluation that sees another value than
+	// the previous one compares every WEC's row (inventory.labels may have changed).
+	clusterGen atomic.Uint64
+	// ownWrites remembers the resourceVersion of statusfold's last write per written object, so
+	// the watch event of that write (an echo, nothing new) does not re-evaluate the object.
+	ownWrites ownWrites
+	// inventoryLabels returns a WEC's inventory labels and whether it has an inventory object.
+	inventoryLabels func(wec string) (map[string]string, bool)
 	// aggregationPolicies: the AggregationPolicy kind is served and watched.
 	aggregationPolicies bool
 
@@ -197,6 +211,9 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 	a.pruners.init()
 	a.reports.init()
 	a.pending.init()
+	a.wecs.init()
+	a.dests.init()
+	a.inventoryLabels = a.cachedInventoryLabels
 	if err := a.addIndexes(context.Background(), mgr); err != nil {
 		return nil, err
 	}
@@ -287,17 +304,12 @@ func (a *Aggregator) addIndexes(ctx context.Context, mgr manager.Manager) error 
 	}); err != nil {
 		return err
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.CombinedStatus{}, indexCombinedStatusObject, func(o client.Object) []string {
+	// WorkStatuses are found by object through the wecIndex, which the event handler feeds.
+	return mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.CombinedStatus{}, indexCombinedStatusObject, func(o client.Object) []string {
 		if k, ok := combinedStatusObject(o); ok {
 			return []string{k.String()}
 		}
 		return nil
-	}); err != nil {
-		return err
-	}
-	return a.its.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.WorkStatus{}, indexWorkStatusSource, func(o client.Object) []string {
-		ws := o.(*controlv1alpha1.WorkStatus)
-		return []string{workStatusObject(ws).String()}
 	})
 }
 
@@ -306,7 +318,6 @@ const (
 	indexBindingObjects       = "statusfold.objects"
 	indexBindingCollectors    = "statusfold.collectors"
 	indexCombinedStatusObject = "statusfold.object"
-	indexWorkStatusSource     = "statusfold.source"
 )
 
 func workStatusObject(ws *controlv1alpha1.WorkStatus) ObjectKey {

@@ -2,6 +2,7 @@ package aggregator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -49,16 +50,16 @@ func asObject(o any) client.Object {
 	return obj
 }
 
-func addHandler(ctx context.Context, c cache.Cache, obj client.Object, f func(oldObj, newObj client.Object)) error {
+func addHandler(ctx context.Context, c cache.Cache, obj client.Object, f func(oldObj, newObj client.Object)) (toolscache.ResourceEventHandlerRegistration, error) {
 	inf, err := c.GetInformer(ctx, obj)
 	if err != nil {
-		return fmt.Errorf("informer for %T: %w", obj, err)
+		return nil, fmt.Errorf("informer for %T: %w", obj, err)
 	}
-	_, err = inf.AddEventHandler(handlerFuncs(f))
-	return err
+	return inf.AddEventHandler(handlerFuncs(f))
 }
 
-// registerHandlers connects every watched kind to the work queues.
+// registerHandlers connects every watched kind to the work queues. It returns when every
+// handler has been given its informer's initial list: the WEC index is then complete.
 func (a *Aggregator) registerHandlers(ctx context.Context) error {
 	wds, its := a.wdsCache, a.its.GetCache()
 	regs := []struct {
@@ -86,10 +87,16 @@ func (a *Aggregator) registerHandlers(ctx context.Context) error {
 	} else {
 		a.log.Info("AggregationPolicy kind not served: built-in aggregation modules only", "reason", err.Error())
 	}
+	var synced []toolscache.InformerSynced
 	for _, r := range regs {
-		if err := addHandler(ctx, r.c, r.obj, r.f); err != nil {
+		reg, err := addHandler(ctx, r.c, r.obj, r.f)
+		if err != nil {
 			return err
 		}
+		synced = append(synced, reg.HasSynced)
+	}
+	if !toolscache.WaitForCacheSync(ctx.Done(), synced...) {
+		return errors.New("aggregator: event handlers did not sync")
 	}
 	return nil
 }
@@ -130,6 +137,9 @@ func (a *Aggregator) onWorkStatus(o, n client.Object) {
 	if o != nil && n == nil {
 		a.reports.forget(o.GetUID())
 	}
+	ows, _ := o.(*controlv1alpha1.WorkStatus)
+	nws, _ := n.(*controlv1alpha1.WorkStatus)
+	a.wecs.update(ows, nws)
 	for _, obj := range []client.Object{o, n} {
 		if ws, ok := obj.(*controlv1alpha1.WorkStatus); ok {
 			k := workStatusObject(ws)
@@ -144,6 +154,7 @@ func (a *Aggregator) onCluster(o, n client.Object) {
 	if o != nil && n != nil && maps.Equal(o.GetLabels(), n.GetLabels()) {
 		return
 	}
+	a.clusterGen.Add(1)
 	ctx := context.Background()
 	a.enqueueAllPolicies(ctx)
 	var bindings controlv1alpha1.BindingList
@@ -167,6 +178,9 @@ func (a *Aggregator) onCluster(o, n client.Object) {
 func (a *Aggregator) onBinding(o, n client.Object) {
 	ob, _ := o.(*controlv1alpha1.Binding)
 	nb, _ := n.(*controlv1alpha1.Binding)
+	if ob != nil && nb == nil {
+		a.dests.forget(ob.UID)
+	}
 	for _, k := range changedBound(ob, nb) {
 		a.objects.Add(k)
 	}
@@ -255,8 +269,16 @@ func (a *Aggregator) onClassifier(o, n client.Object) {
 	}
 }
 
-// onCombinedStatus: a CombinedStatus changed or deleted by someone else is put back.
+// onCombinedStatus: a CombinedStatus changed or deleted by someone else is put back. The echo of
+// statusfold's own write is skipped.
 func (a *Aggregator) onCombinedStatus(o, n client.Object) {
+	if n != nil {
+		if a.ownWrites.echo(combinedStatusWriteKey(n.GetNamespace(), n.GetName()), n.GetResourceVersion()) {
+			return
+		}
+	} else if o != nil {
+		a.ownWrites.forget(combinedStatusWriteKey(o.GetNamespace(), o.GetName()))
+	}
 	for _, obj := range []client.Object{o, n} {
 		if obj == nil {
 			continue
@@ -295,7 +317,13 @@ func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 			return
 		}
 		key := ObjectKey{Group: info.GVR.Group, Resource: info.GVR.Resource, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-		a.objects.Add(key)
+		switch {
+		case n == nil:
+			a.ownWrites.forget(key.String())
+			a.objects.Add(key)
+		case !a.ownWrites.echo(key.String(), n.GetResourceVersion()):
+			a.objects.Add(key) // not the echo of statusfold's own status return
+		}
 		if a.opts.BindingResolution != BindingResolutionInternal {
 			return
 		}
@@ -382,7 +410,7 @@ func (a *Aggregator) ensureWatch(ctx context.Context, info resourceInfo) error {
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(info.GVK())
-	if err := addHandler(ctx, a.wdsCache, u, a.onWorkload(info)); err != nil {
+	if _, err := addHandler(ctx, a.wdsCache, u, a.onWorkload(info)); err != nil {
 		return err
 	}
 	a.watches[key] = true

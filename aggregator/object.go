@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,17 +43,33 @@ type binding struct {
 	bound BoundObject
 }
 
-// objectInputs is everything one object's evaluation reads.
+// objectInputs is everything one object's evaluation reads. WorkStatuses and inventory labels
+// are looked up per WEC when needed (once per evaluation), so an evaluation that feeds only the
+// WECs changed since the previous one costs no more than those WECs.
 type objectInputs struct {
+	a        *Aggregator
 	key      ObjectKey
 	info     resourceInfo
 	obj      *unstructured.Unstructured // nil: gone
 	bindings []binding
-	wecs     map[string]*controlv1alpha1.WorkStatus
 	pruner   *classifier.Pruner
 	prunerRV string
-	clusters map[string]map[string]string // WEC → inventory labels
-	decoded  map[string]report            // WEC → reported state, decoded on first use
+	// changed are the WECs whose WorkStatus changed since the evaluation of epoch prevEpoch
+	// (see wecIndex.take); epoch is this evaluation's. clusterGen is the inventory-label
+	// generation when the evaluation started.
+	changed          []string
+	prevEpoch, epoch uint64
+	clusterGen       uint64
+
+	workStatuses map[string]*controlv1alpha1.WorkStatus // WEC → WorkStatus (nil: none), looked up once
+	clusters     map[string]clusterLabels               // WEC → inventory labels, looked up once
+	decoded      map[string]report                      // WEC → reported state, decoded on first use
+}
+
+// clusterLabels is a WEC's inventory labels and their signature.
+type clusterLabels struct {
+	labels map[string]string
+	sig    string
 }
 
 // reconcileObject evaluates one workload object: its CombinedStatus objects and its own status.
@@ -83,7 +98,11 @@ func (a *Aggregator) reconcileObject(ctx context.Context, key ObjectKey) error {
 }
 
 func (a *Aggregator) readObject(ctx context.Context, key ObjectKey) (*objectInputs, error) {
-	in := &objectInputs{key: key}
+	in := &objectInputs{a: a, key: key}
+	// Taken first: a WorkStatus written from now on is in the next evaluation's changed set even
+	// when this evaluation already reads it.
+	in.clusterGen = a.clusterGen.Load()
+	in.changed, in.prevEpoch, in.epoch = a.wecs.take(key)
 	var bl controlv1alpha1.BindingList
 	// Cache reads below skip the deep copy: what they return is shared with the cache and only read.
 	if err := a.wdsCache.List(ctx, &bl, client.MatchingFields{indexBindingObjects: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
@@ -129,46 +148,59 @@ func (a *Aggregator) readObject(ctx context.Context, key ObjectKey) (*objectInpu
 			return nil, err
 		}
 	}
-	var wsl controlv1alpha1.WorkStatusList
-	if err := a.its.GetCache().List(ctx, &wsl, client.MatchingFields{indexWorkStatusSource: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
-	}
-	in.wecs = map[string]*controlv1alpha1.WorkStatus{}
-	for i := range wsl.Items {
-		ws := &wsl.Items[i]
-		if prev, ok := in.wecs[ws.Namespace]; ok && prev.CreationTimestamp.After(ws.CreationTimestamp.Time) {
-			continue // two WorkStatuses for one object in one mailbox: the newest wins
-		}
-		in.wecs[ws.Namespace] = ws
-	}
 	var cc controlv1alpha1.ContentClassifier
 	if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: classifierName(info.GVR)}, &cc); err == nil {
 		in.pruner, in.prunerRV = a.pruners.get(&cc), cc.ResourceVersion
 	} else if !apierrors.IsNotFound(err) {
 		return nil, err
 	}
-	in.clusters = map[string]map[string]string{}
-	for _, b := range in.bindings {
-		for _, d := range b.b.Spec.Destinations {
-			if _, ok := in.clusters[d.ClusterId]; ok {
-				continue
-			}
-			var mc clusterv1.ManagedCluster
-			if err := a.its.GetCache().Get(ctx, client.ObjectKey{Name: d.ClusterId}, &mc, client.UnsafeDisableDeepCopy); err == nil {
-				in.clusters[d.ClusterId] = mc.Labels
-			} else {
-				in.clusters[d.ClusterId] = nil
-			}
-		}
-	}
 	return in, nil
+}
+
+// workStatus returns the WorkStatus that reports the object from wec (nil: none), the same one
+// for the whole evaluation. Two WorkStatuses for one object in one mailbox: the newest wins.
+func (in *objectInputs) workStatus(wec string) *controlv1alpha1.WorkStatus {
+	if ws, ok := in.workStatuses[wec]; ok {
+		return ws
+	}
+	ws := in.a.wecs.get(in.key, wec)
+	if in.workStatuses == nil {
+		in.workStatuses = map[string]*controlv1alpha1.WorkStatus{}
+	}
+	in.workStatuses[wec] = ws
+	return ws
+}
+
+// cluster returns a WEC's inventory labels (nil when it has no inventory object).
+func (in *objectInputs) cluster(wec string) clusterLabels {
+	if c, ok := in.clusters[wec]; ok {
+		return c
+	}
+	var c clusterLabels
+	if l, ok := in.a.inventoryLabels(wec); ok {
+		c = clusterLabels{labels: l, sig: labelsSig(l)}
+	}
+	if in.clusters == nil {
+		in.clusters = map[string]clusterLabels{}
+	}
+	in.clusters[wec] = c
+	return c
+}
+
+// cachedInventoryLabels reads a WEC's inventory labels from the ITS cache (shared: only read).
+func (a *Aggregator) cachedInventoryLabels(wec string) (map[string]string, bool) {
+	var mc clusterv1.ManagedCluster
+	if err := a.its.GetCache().Get(context.Background(), client.ObjectKey{Name: wec}, &mc, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, false
+	}
+	return mc.Labels, true
 }
 
 // reported returns a WEC's reported state after ContentClassifier pruning (nil: reported
 // nothing), and the time it was last written.
 func (in *objectInputs) reported(wec string) (any, *time.Time, error) {
-	ws, ok := in.wecs[wec]
-	if !ok || len(ws.Status.Raw) == 0 {
+	ws := in.workStatus(wec)
+	if ws == nil || len(ws.Status.Raw) == 0 {
 		return nil, nil, nil
 	}
 	var status any
@@ -198,7 +230,7 @@ func (in *objectInputs) reportedOnce(wec string, a *Aggregator) report {
 	if r, ok := in.decoded[wec]; ok {
 		return r
 	}
-	ws := in.wecs[wec]
+	ws := in.workStatus(wec)
 	r, ok := a.reports.get(ws, in.prunerRV)
 	if !ok {
 		status, at, err := in.reported(wec)
@@ -219,8 +251,8 @@ func (in *objectInputs) reportedOnce(wec string, a *Aggregator) report {
 // reportSig changes whenever what a WEC reported (after pruning) can have changed.
 func (in *objectInputs) reportSig(wec string) string {
 	rv := ""
-	if ws, ok := in.wecs[wec]; ok {
-		rv = ws.ResourceVersion
+	if ws := in.workStatus(wec); ws != nil {
+		rv = string(ws.UID) + "/" + ws.ResourceVersion
 	}
 	return rv + "\x00" + in.prunerRV
 }
@@ -235,13 +267,6 @@ func lastWrite(ws *controlv1alpha1.WorkStatus) time.Time {
 		}
 	}
 	return t.UTC()
-}
-
-// objectWithoutStatus is the workload object as collectors see it (`obj`).
-func objectWithoutStatus(u *unstructured.Unstructured) map[string]any {
-	m := maps.Clone(u.Object)
-	delete(m, "status")
-	return m
 }
 
 // syncCombinedStatuses writes the CombinedStatus of every (object, policy) pair that references
@@ -313,22 +338,9 @@ func (a *Aggregator) evaluatePair(ctx context.Context, in *objectInputs, b bindi
 		}
 		cols = append(cols, col)
 	}
-	dests := make([]string, 0, len(b.b.Spec.Destinations))
-	for _, d := range b.b.Spec.Destinations {
-		dests = append(dests, d.ClusterId)
-	}
-	slices.Sort(dests)
-	dests = slices.Compact(dests)
-	sigs := make(map[string]string, len(dests))
-	for _, name := range dests {
-		sigs[name] = in.reportSig(name) + "\x00" + labelsSig(in.clusters[name])
-	}
-	wec := func(name string) collector.WEC {
-		r := in.reportedOnce(name, a)
-		return collector.WEC{Name: name, Labels: in.clusters[name], Status: r.status, LastUpdate: r.at}
-	}
-	ts := a.tables.get(pk, objectWithoutStatus(in.obj), cols)
-	ts.feed(in.obj.GetResourceVersion(), objectWithoutStatus(in.obj), cols, dests, wec, sigs)
+	dests := a.dests.of(b.b)
+	ts := a.tables.get(pk, cols)
+	ts.feed(in, cols, dests)
 	results := ts.table.Results()
 	for _, r := range results {
 		a.metrics.rows.Observe(float64(len(r.Rows)))
@@ -378,7 +390,11 @@ func (a *Aggregator) writeCombinedStatus(ctx context.Context, cs *controlv1alpha
 	if err != nil {
 		return false, err
 	}
-	return true, a.apply(ctx, u, "", true, "combinedstatus")
+	if err := a.apply(ctx, u, "", true, "combinedstatus"); err != nil {
+		return true, err
+	}
+	a.ownWrites.record(combinedStatusWriteKey(cs.Namespace, cs.Name), u.GetResourceVersion())
+	return true, nil
 }
 
 // combinedStatusCurrent reports whether cur already has want's labels, owner and results.
@@ -423,7 +439,7 @@ func (a *Aggregator) returnStatus(ctx context.Context, in *objectInputs) (bool, 
 		return false, nil
 	}
 	var input ReturnInput
-	q := map[string]bool{}
+	var qs []string // the qualified WECs, sorted
 	for _, b := range in.bindings {
 		m := b.bound.Modulation
 		if !m.WantSingletonReportedState && !m.WantMultiWECReportedState {
@@ -431,18 +447,16 @@ func (a *Aggregator) returnStatus(ctx context.Context, in *objectInputs) (bool, 
 		}
 		input.Singleton = input.Singleton || m.WantSingletonReportedState
 		input.Multi = input.Multi || m.WantMultiWECReportedState
-		for _, d := range b.b.Spec.Destinations {
-			q[d.ClusterId] = true
-		}
+		qs = unionSorted(qs, a.dests.of(b.b))
 	}
-	input.Qualified = len(q)
+	input.Qualified = len(qs)
 	d := DecideReturn(input)
 	var status map[string]any
 	if d.Mode == ReturnNothing {
 		a.returnStates.forget(in.key)
 	} else {
 		var err error
-		status, err = a.computeReturn(in, slices.Sorted(maps.Keys(q)))
+		status, err = a.computeReturn(in, qs)
 		if err != nil {
 			a.metrics.errors.WithLabelValues("aggregation").Inc()
 			a.recorder.Eventf(in.obj, nil, corev1.EventTypeWarning, "AggregationFailed", "ReturnStatus", "%s", err.Error())
@@ -458,21 +472,15 @@ func (a *Aggregator) returnStatus(ctx context.Context, in *objectInputs) (bool, 
 
 // computeReturn copies or aggregates the qualified WECs' reported states through the engine's
 // incremental State of the object: only WECs whose WorkStatus (or classifier) changed are
-// re-read.
+// re-read — found from the WECs changed since the previous evaluation when the State was fed by
+// it, else by comparing every qualified WEC's signature.
 func (a *Aggregator) computeReturn(in *objectInputs, q []string) (map[string]any, error) {
 	gk := schema.GroupKind{Group: in.info.GVR.Group, Kind: in.info.Kind}
 	rs := a.returnStates.get(in.key, gk, a.engine)
-	if rs.objectRV != in.obj.GetResourceVersion() {
-		rs.state.SetObject(objectWithoutStatus(in.obj))
-		rs.objectRV = in.obj.GetResourceVersion()
+	if v, changed := rs.object.update(in.obj); changed {
+		rs.state.SetObject(v)
 	}
-	for name := range rs.sigs {
-		if !slices.Contains(q, name) {
-			rs.state.RemoveWEC(name)
-			delete(rs.sigs, name)
-		}
-	}
-	for _, name := range q {
+	for _, name := range rs.stale(in, &rs.q, q, rs.sigs, rs.state.RemoveWEC) {
 		sig := in.reportSig(name)
 		if old, ok := rs.sigs[name]; ok && old == sig {
 			continue
@@ -481,12 +489,13 @@ func (a *Aggregator) computeReturn(in *objectInputs, q []string) (map[string]any
 		if m, ok := in.reportedOnce(name, a).status.(map[string]any); ok {
 			w.Status = m
 		}
-		if ws, ok := in.wecs[name]; ok {
+		if ws := in.workStatus(name); ws != nil {
 			w.Details = ws.StatusDetails.DeepCopy()
 		}
 		rs.state.UpsertWEC(w)
 		rs.sigs[name] = sig
 	}
+	rs.fed(in)
 	return rs.state.Result()
 }
 
@@ -569,6 +578,7 @@ func (a *Aggregator) applyReturn(ctx context.Context, u *unstructured.Unstructur
 	for attempt := 0; ; attempt++ {
 		err := a.apply(ctx, u, sub, false, "status")
 		if err == nil {
+			a.ownWrites.record(in.key.String(), u.GetResourceVersion())
 			break
 		}
 		conflicts, invalid := conflictFields(err), invalidStatusFields(err)

@@ -13,7 +13,10 @@ import (
 // been processed within the last `delay` is queued at once (an isolated event costs no added
 // latency); a key processed less than `delay` ago is queued for when `delay` has passed, and
 // events arriving meanwhile join that one item (the workqueue deduplicates waiting keys). So each
-// key is evaluated at most about once per `delay`, however many events arrive.
+// key is evaluated at most about once per `delay`, however many events arrive. With delay 0 (the
+// default) every key is queued at once; the workqueue still holds a waiting key once, and a key
+// re-added while it is processed is processed once more afterwards, so the events that arrive
+// during an evaluation coalesce into the next one: batching grows with load, not with a timer.
 // controller-runtime's metrics provider exports the queue's depth, adds and latencies by name.
 type coalescingQueue[K comparable] struct {
 	q     workqueue.TypedRateLimitingInterface[K]
@@ -35,6 +38,10 @@ func newCoalescingQueue[K comparable](name string, delay time.Duration) *coalesc
 
 // Add queues key now, or when `delay` has passed since it was last processed.
 func (c *coalescingQueue[K]) Add(key K) {
+	if c.delay == 0 {
+		c.q.Add(key)
+		return
+	}
 	c.mu.Lock()
 	last, ok := c.lastRun[key]
 	c.mu.Unlock()
@@ -47,6 +54,9 @@ func (c *coalescingQueue[K]) Add(key K) {
 
 // started records that key is being processed now.
 func (c *coalescingQueue[K]) started(key K) {
+	if c.delay == 0 {
+		return
+	}
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -106,4 +116,29 @@ func (e *eventTimes) take(k ObjectKey) (time.Time, bool) {
 	t, ok := e.m[k]
 	delete(e.m, k)
 	return t, ok
+}
+
+// ownWrites remembers, per object statusfold writes, the resourceVersion its last write gave the
+// object. A watch event carrying that resourceVersion is the echo of statusfold's own write: it
+// changes no input, so it needs no evaluation. Any other writer's change has another
+// resourceVersion and is evaluated as usual.
+type ownWrites struct{ m sync.Map } // key → resourceVersion
+
+func (w *ownWrites) record(key, rv string) {
+	if rv != "" {
+		w.m.Store(key, rv)
+	}
+}
+
+// echo reports whether rv is the resourceVersion of statusfold's last write of key.
+func (w *ownWrites) echo(key, rv string) bool {
+	v, ok := w.m.Load(key)
+	return ok && v == rv
+}
+
+func (w *ownWrites) forget(key string) { w.m.Delete(key) }
+
+// combinedStatusWriteKey is the ownWrites key of a CombinedStatus.
+func combinedStatusWriteKey(namespace, name string) string {
+	return "combinedstatuses/" + namespace + "/" + name
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/classifier"
 	"github.com/statusfold/statusfold/policy/collector"
+	"github.com/statusfold/statusfold/policy/objview"
 )
 
 // pairKey identifies a (workload object, BindingPolicy) pair.
@@ -23,11 +26,79 @@ type pairKey struct {
 // tableState is the collector engine's incremental Table of one pair, plus what it was last fed,
 // so that a reconcile feeds only what changed: one changed WorkStatus re-evaluates one row.
 type tableState struct {
+	feedMark
 	table      *collector.Table
-	objectRV   string
+	object     objectView
 	collectors []*collector.Collector
-	dests      []string
+	dests      []string          // sorted; shared with destsCache, never modified
 	rowSig     map[string]string // WEC → signature of the input last upserted
+}
+
+// feedMark records the evaluation that last brought a consumer (a Table, a returned-status State)
+// fully up to date, and the inputs every WEC's row depends on at that time.
+type feedMark struct {
+	epoch      uint64 // wecIndex epoch; 0: never fed
+	prunerRV   string
+	clusterGen uint64
+}
+
+// fedBy reports whether the evaluation before in brought the consumer fully up to date with
+// in's classifier and inventory labels: then feeding in.changed is enough.
+func (m *feedMark) fedBy(in *objectInputs) bool {
+	return m.epoch != 0 && m.epoch == in.prevEpoch && m.prunerRV == in.prunerRV && m.clusterGen == in.clusterGen
+}
+
+func (m *feedMark) fed(in *objectInputs) {
+	m.epoch, m.prunerRV, m.clusterGen = in.epoch, in.prunerRV, in.clusterGen
+}
+
+// stale brings a consumer's WEC set (*have) to want (sorted) — the rows of WECs that left it are
+// dropped and their signatures (sigs: WEC → signature of what its row was fed) forgotten — and
+// returns the WECs of want whose rows may be out of date: those changed since the previous
+// evaluation when that one fed the consumer and the set is the same, else all of want.
+func (m *feedMark) stale(in *objectInputs, have *[]string, want []string, sigs map[string]string, drop func(wec string)) []string {
+	full := !m.fedBy(in)
+	if !slices.Equal(*have, want) {
+		for name := range sigs {
+			if _, ok := slices.BinarySearch(want, name); !ok {
+				drop(name)
+				delete(sigs, name)
+			}
+		}
+		*have = want
+		full = true
+	}
+	if full {
+		return want
+	}
+	out := make([]string, 0, len(in.changed))
+	for _, name := range in.changed {
+		if _, ok := slices.BinarySearch(want, name); ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// objectView tracks the workload object as the engines see it (policy/objview).
+type objectView struct {
+	rv   string
+	view map[string]any
+}
+
+// update returns the view of obj and whether it differs from the previous one: a write that
+// changed only the object's status is no change.
+func (o *objectView) update(obj *unstructured.Unstructured) (map[string]any, bool) {
+	if o.view != nil && obj.GetResourceVersion() == o.rv {
+		return o.view, false
+	}
+	v := objview.Of(obj.Object)
+	o.rv = obj.GetResourceVersion()
+	if o.view != nil && equality.Semantic.DeepEqual(v, o.view) {
+		return o.view, false
+	}
+	o.view = v
+	return v, true
 }
 
 // tableStore holds the Tables; each object key is reconciled by one worker at a time, so a
@@ -39,12 +110,12 @@ type tableStore struct {
 
 func (s *tableStore) init() { s.m = map[pairKey]*tableState{} }
 
-func (s *tableStore) get(k pairKey, obj map[string]any, cols []*collector.Collector) *tableState {
+func (s *tableStore) get(k pairKey, cols []*collector.Collector) *tableState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ts := s.m[k]
 	if ts == nil {
-		ts = &tableState{table: collector.NewTable(obj, cols), collectors: cols, rowSig: map[string]string{}}
+		ts = &tableState{table: collector.NewTable(nil, cols), collectors: cols, rowSig: map[string]string{}}
 		s.m[k] = ts
 	}
 	return ts
@@ -61,11 +132,12 @@ func (s *tableStore) dropExcept(obj ObjectKey, keep map[pairKey]bool) {
 	}
 }
 
-// feed brings the Table up to date with the object, collectors, destinations and WEC inputs.
-func (ts *tableState) feed(objRV string, obj map[string]any, cols []*collector.Collector, dests []string, wec func(name string) collector.WEC, sigs map[string]string) {
-	if ts.objectRV != objRV {
-		ts.table.SetObject(obj)
-		ts.objectRV = objRV
+// feed brings the Table up to date with the object, collectors, destinations (sorted) and WEC
+// inputs of in: every destination is compared with what its row was last fed, or only the WECs
+// changed since the previous evaluation when that one fed the Table (feedMark).
+func (ts *tableState) feed(in *objectInputs, cols []*collector.Collector, dests []string) {
+	if v, changed := ts.object.update(in.obj); changed {
+		ts.table.SetObject(v)
 	}
 	if !slices.Equal(ts.collectors, cols) {
 		ts.table.SetCollectors(cols)
@@ -73,21 +145,81 @@ func (ts *tableState) feed(objRV string, obj map[string]any, cols []*collector.C
 	}
 	if !slices.Equal(ts.dests, dests) {
 		ts.table.SetDestinations(dests)
-		for name := range ts.rowSig {
-			if !slices.Contains(dests, name) {
-				ts.table.RemoveWEC(name)
-				delete(ts.rowSig, name)
-			}
-		}
-		ts.dests = slices.Clone(dests)
 	}
-	for _, name := range dests {
-		if sig, ok := ts.rowSig[name]; ok && sig == sigs[name] {
+	for _, name := range ts.stale(in, &ts.dests, dests, ts.rowSig, ts.table.RemoveWEC) {
+		c := in.cluster(name)
+		sig := in.reportSig(name) + "\x00" + c.sig
+		if old, ok := ts.rowSig[name]; ok && old == sig {
 			continue
 		}
-		ts.table.UpsertWEC(wec(name))
-		ts.rowSig[name] = sigs[name]
+		r := in.reportedOnce(name, in.a)
+		ts.table.UpsertWEC(collector.WEC{Name: name, Labels: c.labels, Status: r.status, LastUpdate: r.at})
+		ts.rowSig[name] = sig
 	}
+	ts.fed(in)
+}
+
+// destsCache holds each Binding's destinations as a sorted set, per Binding resourceVersion. The
+// slices it returns are shared and never modified.
+type destsCache struct {
+	mu sync.Mutex
+	m  map[types.UID]destsEntry
+}
+
+type destsEntry struct {
+	rv    string
+	dests []string
+}
+
+func (c *destsCache) init() { c.m = map[types.UID]destsEntry{} }
+
+func (c *destsCache) of(b *controlv1alpha1.Binding) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[b.UID]; ok && e.rv == b.ResourceVersion {
+		return e.dests
+	}
+	d := make([]string, 0, len(b.Spec.Destinations))
+	for _, dest := range b.Spec.Destinations {
+		d = append(d, dest.ClusterId)
+	}
+	slices.Sort(d)
+	d = slices.Compact(d)
+	c.m[b.UID] = destsEntry{rv: b.ResourceVersion, dests: d}
+	return d
+}
+
+func (c *destsCache) forget(uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, uid)
+}
+
+// unionSorted returns the union of two sorted sets; it may return x or y itself.
+func unionSorted(x, y []string) []string {
+	if len(x) == 0 {
+		return y
+	}
+	if len(y) == 0 {
+		return x
+	}
+	out := make([]string, 0, max(len(x), len(y)))
+	i, j := 0, 0
+	for i < len(x) || j < len(y) {
+		switch {
+		case j == len(y) || (i < len(x) && x[i] < y[j]):
+			out = append(out, x[i])
+			i++
+		case i == len(x) || y[j] < x[i]:
+			out = append(out, y[j])
+			j++
+		default:
+			out = append(out, x[i])
+			i++
+			j++
+		}
+	}
+	return out
 }
 
 // reportCache holds each WorkStatus's decoded, pruned report, keyed by UID and valid for one
@@ -230,10 +362,12 @@ func labelsSig(l map[string]string) string {
 // returnState is the aggregation engine's incremental State of one object, plus the signature of
 // what each WEC's row was last fed.
 type returnState struct {
-	gk       schema.GroupKind
-	state    *aggregation.State
-	objectRV string
-	sigs     map[string]string
+	feedMark
+	gk     schema.GroupKind
+	state  *aggregation.State
+	object objectView
+	q      []string // the qualified WECs last fed, sorted; shared, never modified
+	sigs   map[string]string
 }
 
 // returnStates holds one returnState per object whose status is returned; like Tables, each is

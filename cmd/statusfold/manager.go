@@ -71,7 +71,7 @@ the workload objects' own .status.`,
 	f.StringVar(&cfg.WDSName, "wds-name", "wds1", "this WDS's name: only WorkStatuses labelled transport.kubestellar.io/originWdsName=NAME are read")
 	f.StringVar(&resolution, "binding-resolution", string(aggregator.BindingResolutionInternal),
 		"internal: statusfold writes Bindings; external: read Bindings written by another controller (e.g. KubeStellar)")
-	f.DurationVar(&cfg.CoalesceDelay, "coalesce-delay", aggregator.DefaultCoalesceDelay, "events for one object within this delay cause one evaluation")
+	f.DurationVar(&cfg.CoalesceDelay, "coalesce-delay", aggregator.DefaultCoalesceDelay, "events for one object within this delay of its last evaluation cause one evaluation (0: evaluate at once; events during an evaluation still coalesce)")
 	f.IntVar(&cfg.Workers, "workers", aggregator.DefaultWorkers, "objects evaluated in parallel")
 	f.StringVar(&cfg.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables)")
 	f.StringVar(&cfg.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (0 disables)")

@@ -1,0 +1,135 @@
+package aggregator
+
+import (
+	"sync"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+)
+
+// wecIndex keeps, per workload object, the cached WorkStatuses that report it, by WEC, and which
+// WECs changed since the object's last evaluation. It is fed by the WorkStatus event handler with
+// the informer's own objects (shared with the cache, only read), so an evaluation finds one
+// object's WorkStatuses without listing and copying them, and re-reads only the WECs that changed.
+type wecIndex struct {
+	mu    sync.Mutex
+	m     map[ObjectKey]*objectWECs
+	takes uint64 // counts takes over all objects: the epochs
+}
+
+// objectWECs is one object's entry.
+type objectWECs struct {
+	byWEC map[string][]*controlv1alpha1.WorkStatus // almost always one per WEC (mailbox namespace)
+	dirty map[string]struct{}                      // WECs changed since the last take
+	epoch uint64                                   // of the last take; 0 for a new entry
+}
+
+func (x *wecIndex) init() { x.m = map[ObjectKey]*objectWECs{} }
+
+func (x *wecIndex) entry(k ObjectKey) *objectWECs {
+	e := x.m[k]
+	if e == nil {
+		e = &objectWECs{byWEC: map[string][]*controlv1alpha1.WorkStatus{}, dirty: map[string]struct{}{}}
+		x.m[k] = e
+	}
+	return e
+}
+
+// remove drops a WorkStatus (matched by namespace and name) and marks its WEC changed.
+func (x *wecIndex) remove(ws *controlv1alpha1.WorkStatus) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	e := x.entry(workStatusObject(ws))
+	list := e.byWEC[ws.Namespace]
+	for i, w := range list {
+		if w.Name == ws.Name {
+			list = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(e.byWEC, ws.Namespace)
+	} else {
+		e.byWEC[ws.Namespace] = list
+	}
+	e.dirty[ws.Namespace] = struct{}{}
+}
+
+// upsert adds or replaces a WorkStatus and marks its WEC changed.
+func (x *wecIndex) upsert(ws *controlv1alpha1.WorkStatus) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	e := x.entry(workStatusObject(ws))
+	list := e.byWEC[ws.Namespace]
+	replaced := false
+	for i, w := range list {
+		if w.Name == ws.Name {
+			list[i], replaced = ws, true
+			break
+		}
+	}
+	if !replaced {
+		// A new slice: readers may hold the old one.
+		list = append(list[:len(list):len(list)], ws)
+	}
+	e.byWEC[ws.Namespace] = list
+	e.dirty[ws.Namespace] = struct{}{}
+}
+
+// update applies an informer event: o is the old object (nil when added), n the new (nil when
+// deleted). A WorkStatus whose source changed leaves its old object's entry.
+func (x *wecIndex) update(o, n *controlv1alpha1.WorkStatus) {
+	if o != nil && (n == nil || workStatusObject(o) != workStatusObject(n)) {
+		x.remove(o)
+	}
+	if n != nil {
+		x.upsert(n)
+	}
+}
+
+// take starts an evaluation of k: it returns the WECs changed since the previous take, the epoch
+// of that previous take (0 if none is known) and the epoch of this one. Epochs are unique over all
+// objects. An evaluation may feed only the changed WECs into a consumer (a Table, a returned-status
+// State) that the evaluation of epoch prev brought fully up to date; any other consumer must be
+// fed every WEC.
+func (x *wecIndex) take(k ObjectKey) (dirty []string, prev, epoch uint64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	e := x.entry(k)
+	dirty = make([]string, 0, len(e.dirty))
+	for w := range e.dirty {
+		dirty = append(dirty, w)
+	}
+	clear(e.dirty)
+	x.takes++
+	prev, e.epoch = e.epoch, x.takes
+	if len(e.byWEC) == 0 {
+		delete(x.m, k) // nothing reports the object; a new entry starts at epoch 0
+	}
+	return dirty, prev, e.epoch
+}
+
+// get returns the WorkStatus that reports k from wec — the newest by creation when a mailbox
+// holds two — or nil.
+func (x *wecIndex) get(k ObjectKey, wec string) *controlv1alpha1.WorkStatus {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	e := x.m[k]
+	if e == nil {
+		return nil
+	}
+	var best *controlv1alpha1.WorkStatus
+	for _, ws := range e.byWEC[wec] {
+		if best == nil || ws.CreationTimestamp.After(best.CreationTimestamp.Time) ||
+			(ws.CreationTimestamp.Equal(&best.CreationTimestamp) && ws.Name > best.Name) {
+			best = ws
+		}
+	}
+	return best
+}
+
+// len is the number of objects with an entry.
+func (x *wecIndex) len() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return len(x.m)
+}
