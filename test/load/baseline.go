@@ -30,6 +30,8 @@ type BaselineConfig struct {
 	LatencyWrites int
 	// LatencyRate is the paced write rate; 0 means half the measured maximum rate.
 	LatencyRate float64
+	// APIServerPID is the kube-apiserver's process, for its CPU time; 0: not measured.
+	APIServerPID int
 	// Logf reports progress; nil is silent.
 	Logf func(format string, args ...any)
 }
@@ -49,6 +51,8 @@ type BaselineResult struct {
 	LatencyRate float64 `json:"latencyRatePerSec"`
 	// WriteToWatch is write→watch-event latency at LatencyRate.
 	WriteToWatch Latency `json:"writeToWatch"`
+	// APIServerCPUPerWrite is the apiserver's CPU time per write at LatencyRate; 0: not measured.
+	APIServerCPUPerWrite time.Duration `json:"apiserverCPUPerWrite"`
 }
 
 // BaselineNamespace is the i-th namespace of the baseline's WorkStatus objects.
@@ -147,6 +151,7 @@ func RunBaseline(ctx context.Context, cfg *rest.Config, bc BaselineConfig) (*Bas
 		res.LatencyRate = res.MaxWriteRate / 2
 	}
 	first = w.next.Load() + 1
+	cpu := startCPU(bc.APIServerPID)
 	err = w.paced(ctx, bc.LatencyWrites, res.LatencyRate, func(ctx context.Context, i int) error {
 		_, err := w.write(ctx, targets[i%len(targets)])
 		return err
@@ -155,7 +160,8 @@ func RunBaseline(ctx context.Context, cfg *rest.Config, bc BaselineConfig) (*Bas
 		return nil, fmt.Errorf("paced writes: %w", err)
 	}
 	res.WriteToWatch = obs.await(ctx, first, w.next.Load(), 30*time.Second)
-	logf("baseline: at %.0f writes/s, write→watch %s", res.LatencyRate, res.WriteToWatch)
+	res.APIServerCPUPerWrite = cpu.per(bc.LatencyWrites)
+	logf("baseline: at %.0f writes/s, write→watch %s; apiserver CPU %s per write", res.LatencyRate, res.WriteToWatch, res.APIServerCPUPerWrite)
 	stopWatch()
 	if err := <-watchDone; err != nil && ctx.Err() == nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -56,6 +57,13 @@ func TestLoad(t *testing.T) {
 		},
 	}
 	cp := framework.RunControlPlane(t)
+	apiserverPID := 0
+	if u, err := url.Parse(cp.Config.Host); err == nil {
+		apiserverPID = FindAPIServer(u.Port())
+	}
+	if apiserverPID == 0 {
+		rep.Notes = append(rep.Notes, "kube-apiserver process not found: its CPU time is not measured")
+	}
 
 	fx := &Fixture{WECs: *flagWECs, Objects: *flagObjects, MultiEvery: *flagMultiEvery, Workers: *flagWorkers, Logf: t.Logf}
 	populate, err := fx.Setup(ctx, cp.Config)
@@ -68,7 +76,7 @@ func TestLoad(t *testing.T) {
 		Namespaces: *flagBaselineNS, ObjectsPerNamespace: *flagBaselineObjs,
 		Workers: *flagWorkers, MaxRateDuration: *flagMaxRateFor,
 		LatencyWrites: *flagUpdates, LatencyRate: *flagRate,
-		Logf: t.Logf,
+		APIServerPID: apiserverPID, Logf: t.Logf,
 	})
 	if err != nil {
 		t.Fatalf("baseline: %v", err)
@@ -96,7 +104,7 @@ func TestLoad(t *testing.T) {
 	defer mgr.Stop()
 	sf, err := RunStatusfold(ctx, fx, mgr, StatusfoldConfig{
 		Updates: *flagUpdates, Rate: base.LatencyRate, MaxRateFor: *flagMaxRateFor,
-		Settle: *flagSettle, ProfileDir: profDir, Seed: 1,
+		Settle: *flagSettle, ProfileDir: profDir, Seed: 1, APIServerPID: apiserverPID,
 	}, t.Logf)
 	if err != nil {
 		t.Fatalf("statusfold: %v (manager log: %s)", err, logFile.Name())

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -111,6 +112,57 @@ type ProcStat struct {
 	CPU     time.Duration
 	PeakRSS int64
 	RSS     int64
+}
+
+// cpuMeter measures a process's CPU time from its start; a zero pid measures nothing.
+type cpuMeter struct {
+	pid   int
+	start time.Duration
+}
+
+func startCPU(pid int) cpuMeter {
+	m := cpuMeter{pid: pid}
+	if st, err := ReadProcStat(pid); pid > 0 && err == nil {
+		m.start = st.CPU
+	} else {
+		m.pid = 0
+	}
+	return m
+}
+
+// per is the CPU time used since the start divided by n (0 when not measured).
+func (m cpuMeter) per(n int) time.Duration {
+	if m.pid == 0 || n <= 0 {
+		return 0
+	}
+	st, err := ReadProcStat(m.pid)
+	if err != nil {
+		return 0
+	}
+	return (st.CPU - m.start) / time.Duration(n)
+}
+
+// FindAPIServer returns the pid of the kube-apiserver process serving on port, or 0.
+func FindAPIServer(port string) int {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) == 0 || filepath.Base(args[0]) != "kube-apiserver" {
+			continue
+		}
+		if slices.Contains(args, "--secure-port="+port) {
+			return pid
+		}
+	}
+	return 0
 }
 
 // ReadProcStat reads /proc/<pid>/stat and /proc/<pid>/status (Linux).

@@ -58,6 +58,10 @@ type StatusfoldResult struct {
 	// CPUSeconds is the manager's CPU time over the update phase; CPUPerUpdate divides it.
 	CPUSeconds   float64       `json:"cpuSeconds"`
 	CPUPerUpdate time.Duration `json:"cpuPerUpdate"`
+	// APIServerCPUPerUpdate is the apiserver's CPU time per update over the update phase: the
+	// update's own write plus everything statusfold makes the apiserver do for it (watch
+	// events, its writes); compare with Baseline.APIServerCPUPerWrite. 0: not measured.
+	APIServerCPUPerUpdate time.Duration `json:"apiserverCPUPerUpdate"`
 	// PeakRSS is the manager's peak resident set, bytes; HeapInuse its live heap after a GC.
 	PeakRSS   int64 `json:"peakRSSBytes"`
 	HeapInuse int64 `json:"heapInuseBytes"`
@@ -115,6 +119,7 @@ func (r *Report) PrintTable(out io.Writer) {
 		row("apiserver: max write rate", "%.0f/s (RTT %s)", b.MaxWriteRate, b.WriteRTT)
 		row("apiserver: write→watch @max", "%s", b.WatchAtMaxRate)
 		row("apiserver: write→watch", "%s @ %.0f/s", b.WriteToWatch, b.LatencyRate)
+		row("apiserver: CPU per write", "%s", b.APIServerCPUPerWrite)
 	}
 	if s := r.Statusfold; s != nil {
 		row("statusfold: initial sync", "%s", s.InitialSync.Round(time.Millisecond))
@@ -123,6 +128,7 @@ func (r *Report) PrintTable(out io.Writer) {
 		row("statusfold: sustained rate", "%.0f updates/s", s.SustainedRate)
 		row("statusfold: writes per update", "%.2f", s.WritesPerUpdate)
 		row("statusfold: CPU", "%.1f s, %s per update", s.CPUSeconds, s.CPUPerUpdate)
+		row("statusfold: apiserver CPU", "%s per update", s.APIServerCPUPerUpdate)
 		row("statusfold: peak RSS", "%.0f MiB, %.0f B per WorkStatus", float64(s.PeakRSS)/(1<<20), s.BytesPerWorkStatus)
 		row("statusfold: heap in use", "%.0f MiB (informers %.0f MiB, own caches %.0f MiB)", float64(s.HeapInuse)/(1<<20), float64(s.InformerBytes)/(1<<20), float64(s.CacheBytes)/(1<<20))
 		row("statusfold: coalesce delay", "%s", s.CoalesceDelay)

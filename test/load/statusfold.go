@@ -31,6 +31,8 @@ type StatusfoldConfig struct {
 	// ProfileDir receives cpu.pprof and heap.pprof.
 	ProfileDir string
 	Seed       uint64
+	// APIServerPID is the kube-apiserver's process, for its CPU time; 0: not measured.
+	APIServerPID int
 }
 
 // pendingWrite is a write not yet reflected downstream.
@@ -260,6 +262,7 @@ func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc Stat
 	if err != nil {
 		return nil, err
 	}
+	apiCPU := startCPU(sc.APIServerPID)
 	err = f.writer.paced(ctx, sc.Updates, sc.Rate, func(ctx context.Context, _ int) error {
 		i, j, ready := pick()
 		_, _, err := f.Write(ctx, i, j, ready)
@@ -285,8 +288,9 @@ func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc Stat
 	res.WritesPerUpdate = (after.writes - before.writes) / float64(sc.Updates)
 	res.CPUSeconds = (after.proc.CPU - before.proc.CPU).Seconds()
 	res.CPUPerUpdate = (after.proc.CPU - before.proc.CPU) / time.Duration(sc.Updates)
-	logf("statusfold: %d updates at %.0f/s: write→CombinedStatus %s; write→returned %s; %.2f writes and %s CPU per update",
-		sc.Updates, sc.Rate, res.CombinedStatus, res.Returned, res.WritesPerUpdate, res.CPUPerUpdate)
+	res.APIServerCPUPerUpdate = apiCPU.per(sc.Updates)
+	logf("statusfold: %d updates at %.0f/s: write→CombinedStatus %s; write→returned %s; %.2f writes and %s CPU per update; apiserver CPU %s per update",
+		sc.Updates, sc.Rate, res.CombinedStatus, res.Returned, res.WritesPerUpdate, res.CPUPerUpdate, res.APIServerCPUPerUpdate)
 
 	// Maximum rate: as fast as the writers can, with a CPU profile of the manager meanwhile.
 	profDone := make(chan error, 1)
