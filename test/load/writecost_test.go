@@ -1,0 +1,170 @@
+package load
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/test/framework"
+)
+
+var flagWriteCost = flag.Bool("load.write-cost", false, "run TestAPIServerWriteCost")
+
+// loadCombinedStatus is a CombinedStatus shaped like the load test's: the four collectors'
+// results, 20 rows of the select (its default limit); seq goes into the marker.
+func loadCombinedStatus(namespace, name string, seq int) *unstructured.Unstructured {
+	num := func(v int) map[string]any { return map[string]any{"type": "Number", "float": strconv.Itoa(v)} }
+	row := func(cols ...any) map[string]any { return map[string]any{"columns": cols} }
+	var sel []any
+	for i := range 20 {
+		sel = append(sel, row(map[string]any{"type": "String", "string": WECName(i)}, num(i%3)))
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"results": []any{
+		map[string]any{"name": "load-count", "columnNames": []any{"count"}, "rows": []any{row(num(1000))}},
+		map[string]any{"name": "load-histogram", "columnNames": []any{"ready", "count"},
+			"rows": []any{row(num(0), num(250)), row(num(1), num(250)), row(num(2), num(250)), row(num(3), num(250))}},
+		map[string]any{"name": "load-not-ready", "columnNames": []any{"wec", "ready"}, "rows": sel},
+		map[string]any{"name": MarkerCollector, "columnNames": []any{"seq"}, "rows": []any{row(num(seq))}},
+	}}}
+	u.SetGroupVersionKind(controlv1alpha1.GroupVersion.WithKind("CombinedStatus"))
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	u.SetLabels(map[string]string{
+		controlv1alpha1.LabelCombinedStatusAPIGroup: "apps", controlv1alpha1.LabelCombinedStatusResource: "deployments",
+		controlv1alpha1.LabelCombinedStatusNamespace: namespace, controlv1alpha1.LabelCombinedStatusName: name,
+		controlv1alpha1.LabelCombinedStatusBindingPolicy: BindingPolicy,
+	})
+	return u
+}
+
+// TestAPIServerWriteCost measures the apiserver's CPU time per write of a load-test-sized
+// CombinedStatus — by server-side apply (what statusfold does), update and merge patch — and of a
+// WorkStatus status (the baseline's write), 4 writers over 100 objects, three rounds. Run with
+// `go test ./test/load -run TestAPIServerWriteCost -v -args -load.write-cost`.
+func TestAPIServerWriteCost(t *testing.T) {
+	if !*flagWriteCost {
+		t.Skip("run with -load.write-cost")
+	}
+	framework.RequireIntegration(t)
+	ctx := context.Background()
+	cp := framework.RunControlPlane(t)
+	u, err := url.Parse(cp.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := FindAPIServer(u.Port())
+	if pid == 0 {
+		t.Fatal("kube-apiserver process not found")
+	}
+	dyn, err := dynamic.NewForConfig(unthrottled(cp.Config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns, objects, writes, workers = "cost", 100, 2000, 4
+	if _, err := dyn.Resource(namespaceGVR).Create(ctx, namespaceObject(ns), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	css := dyn.Resource(combinedStatusGVR).Namespace(ns)
+	wss := dyn.Resource(WorkStatusGVR).Namespace(ns)
+	for i := range objects {
+		if _, err := css.Create(ctx, loadCombinedStatus(ns, ObjectName(i), 0), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := wss.Create(ctx, WorkStatus(WDSName, ns, ns, ObjectName(i)), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var curMu sync.Mutex
+	current := map[int]*unstructured.Unstructured{} // for updates: the object as last written in this round
+	methods := []struct {
+		name  string
+		write func(i, seq int) error
+	}{
+		{"CombinedStatus apply", func(i, seq int) error {
+			cs := loadCombinedStatus(ns, ObjectName(i), seq)
+			_, err := css.Apply(ctx, cs.GetName(), cs, metav1.ApplyOptions{FieldManager: "statusfold", Force: true})
+			return err
+		}},
+		{"CombinedStatus update", func(i, seq int) error {
+			curMu.Lock()
+			cur := current[i]
+			curMu.Unlock()
+			if cur == nil {
+				var err error
+				if cur, err = css.Get(ctx, ObjectName(i), metav1.GetOptions{}); err != nil {
+					return err
+				}
+			}
+			cur = cur.DeepCopy()
+			cur.Object["results"] = loadCombinedStatus(ns, ObjectName(i), seq).Object["results"]
+			out, err := css.Update(ctx, cur, metav1.UpdateOptions{FieldManager: "statusfold"})
+			curMu.Lock()
+			current[i] = out // nil after an error: read again
+			curMu.Unlock()
+			return err
+		}},
+		{"CombinedStatus merge patch", func(i, seq int) error {
+			b, _ := json.Marshal(map[string]any{"results": loadCombinedStatus(ns, ObjectName(i), seq).Object["results"]})
+			_, err := css.Patch(ctx, ObjectName(i), types.MergePatchType, b, metav1.PatchOptions{FieldManager: "statusfold"})
+			return err
+		}},
+		{"WorkStatus status merge patch", func(i, seq int) error {
+			b, _ := json.Marshal(map[string]any{"status": DeploymentStatus(ObjectName(i), int64(seq), 3, int64(seq%4))})
+			_, err := wss.Patch(ctx, WorkStatus(WDSName, ns, ns, ObjectName(i)).GetName(), types.MergePatchType, b, metav1.PatchOptions{}, "status")
+			return err
+		}},
+	}
+	perWrite := map[string][]time.Duration{}
+	seq := 0
+	for range 3 {
+		for _, m := range methods {
+			clear(current) // other methods wrote since: read each object again
+			cpu := startCPU(pid)
+			start := time.Now()
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			next := 0
+			for range workers {
+				wg.Go(func() {
+					for {
+						mu.Lock()
+						k := next
+						next++
+						seq++
+						s := seq
+						mu.Unlock()
+						if k >= writes {
+							return
+						}
+						if err := m.write(k%objects, s); err != nil {
+							t.Errorf("%s: %v", m.name, err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			took := time.Since(start)
+			c := cpu.per(writes)
+			perWrite[m.name] = append(perWrite[m.name], c)
+			t.Logf("%-30s %d writes at %4.0f/s, apiserver CPU %s per write", m.name, writes, float64(writes)/took.Seconds(), c.Round(time.Microsecond))
+		}
+	}
+	for _, m := range methods {
+		d := slices.Clone(perWrite[m.name])
+		slices.Sort(d)
+		t.Logf("median %-30s apiserver CPU %s per write", m.name, d[len(d)/2].Round(time.Microsecond))
+	}
+}
