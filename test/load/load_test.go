@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/statusfold/statusfold/aggregator"
 	"github.com/statusfold/statusfold/test/framework"
 )
@@ -32,6 +34,7 @@ var (
 	flagCoalesce     = flag.Duration("load.coalesce", aggregator.DefaultCoalesceDelay, "the manager's --coalesce-delay")
 	flagMgrWorkers   = flag.Int("load.manager-workers", aggregator.DefaultWorkers, "the manager's --workers")
 	flagSettle       = flag.Duration("load.settle", 2*time.Minute, "how long statusfold may take to reflect every write of a phase")
+	flagAPIProfile   = flag.Bool("load.apiserver-profile", false, "run the apiserver with --profiling and take its CPU profile over the paced phase")
 	flagProfileDir   = flag.String("load.profile-dir", "", "write cpu.pprof and heap.pprof of the manager here (default: a temp folder)")
 )
 
@@ -56,7 +59,11 @@ func TestLoad(t *testing.T) {
 			Updates: *flagUpdates, UpdateRate: *flagRate,
 		},
 	}
-	cp := framework.RunControlPlane(t)
+	var cpOpts []framework.Option
+	if *flagAPIProfile {
+		cpOpts = append(cpOpts, framework.WithAPIServerFlag("profiling", "true"))
+	}
+	cp := framework.RunControlPlane(t, cpOpts...)
 	apiserverPID := 0
 	if u, err := url.Parse(cp.Config.Host); err == nil {
 		apiserverPID = FindAPIServer(u.Port())
@@ -102,9 +109,14 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("manager: %v", err)
 	}
 	defer mgr.Stop()
+	var apiProfile *rest.Config
+	if *flagAPIProfile {
+		apiProfile = cp.Config
+	}
 	sf, err := RunStatusfold(ctx, fx, mgr, StatusfoldConfig{
 		Updates: *flagUpdates, Rate: base.LatencyRate, MaxRateFor: *flagMaxRateFor,
 		Settle: *flagSettle, ProfileDir: profDir, Seed: 1, APIServerPID: apiserverPID,
+		APIServerProfile: apiProfile,
 	}, t.Logf)
 	if err != nil {
 		t.Fatalf("statusfold: %v (manager log: %s)", err, logFile.Name())

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
@@ -33,6 +35,9 @@ type StatusfoldConfig struct {
 	Seed       uint64
 	// APIServerPID is the kube-apiserver's process, for its CPU time; 0: not measured.
 	APIServerPID int
+	// APIServerProfile, when set, reaches an apiserver started with --profiling: its CPU
+	// profile over the paced phase goes to ProfileDir/apiserver-cpu.pprof.
+	APIServerProfile *rest.Config
 }
 
 // pendingWrite is a write not yet reflected downstream.
@@ -263,6 +268,15 @@ func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc Stat
 		return nil, err
 	}
 	apiCPU := startCPU(sc.APIServerPID)
+	apiProf := make(chan error, 1)
+	if sc.APIServerProfile != nil {
+		secs := max(min(int(float64(sc.Updates)/sc.Rate), 60), 1)
+		go func() {
+			apiProf <- fetchAPIServerProfile(ctx, sc.APIServerProfile, secs, filepath.Join(sc.ProfileDir, "apiserver-cpu.pprof"))
+		}()
+	} else {
+		apiProf <- nil
+	}
 	err = f.writer.paced(ctx, sc.Updates, sc.Rate, func(ctx context.Context, _ int) error {
 		i, j, ready := pick()
 		_, _, err := f.Write(ctx, i, j, ready)
@@ -289,6 +303,9 @@ func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc Stat
 	res.CPUSeconds = (after.proc.CPU - before.proc.CPU).Seconds()
 	res.CPUPerUpdate = (after.proc.CPU - before.proc.CPU) / time.Duration(sc.Updates)
 	res.APIServerCPUPerUpdate = apiCPU.per(sc.Updates)
+	if err := <-apiProf; err != nil {
+		logf("apiserver CPU profile: %v", err)
+	}
 	logf("statusfold: %d updates at %.0f/s: write→CombinedStatus %s; write→returned %s; %.2f writes and %s CPU per update; apiserver CPU %s per update",
 		sc.Updates, sc.Rate, res.CombinedStatus, res.Returned, res.WritesPerUpdate, res.CPUPerUpdate, res.APIServerCPUPerUpdate)
 
@@ -369,4 +386,18 @@ func (m *ManagerProcess) sample() (managerSample, error) {
 	s.writes = mv["statusfold_writes_total"]
 	s.proc, err = ReadProcStat(m.Cmd.Process.Pid)
 	return s, err
+}
+
+// fetchAPIServerProfile writes the apiserver's CPU profile over the next secs seconds to path.
+func fetchAPIServerProfile(ctx context.Context, cfg *rest.Config, secs int, path string) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	b, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(secs)).
+		Timeout(time.Duration(secs+30) * time.Second).DoRaw(ctx)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }
