@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/statusfold/statusfold/aggregator"
 	"github.com/statusfold/statusfold/certs"
+	"github.com/statusfold/statusfold/policy/collector"
 	"github.com/statusfold/statusfold/webhooks"
 )
 
@@ -27,6 +29,7 @@ func newManagerCommand() *cobra.Command {
 		logConfig     = textlogger.NewConfig()
 		webhooksOn    bool
 		certMode      string
+		timeBudget    time.Duration
 		webhookSvc    string
 		namespace     string
 	)
@@ -39,6 +42,10 @@ the workload objects' own .status.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(textlogger.NewLogger(logConfig))
+			if timeBudget <= 0 {
+				return fmt.Errorf("--collector-time-budget %s: must be positive", timeBudget)
+			}
+			cfg.CompilerOptions = append(cfg.CompilerOptions, collector.WithTimeBudget(timeBudget))
 			wds, err := restConfig(wdsKubeconfig)
 			if err != nil {
 				return fmt.Errorf("--wds-kubeconfig: %w", err)
@@ -72,6 +79,8 @@ the workload objects' own .status.`,
 	f.StringVar(&resolution, "binding-resolution", string(aggregator.BindingResolutionInternal),
 		"internal: statusfold writes Bindings; external: read Bindings written by another controller (e.g. KubeStellar)")
 	f.DurationVar(&cfg.CoalesceDelay, "coalesce-delay", aggregator.DefaultCoalesceDelay, "events for one object within this delay of its last evaluation cause one evaluation (0: evaluate at once; events during an evaluation still coalesce)")
+	f.DurationVar(&timeBudget, "collector-time-budget", collector.DefaultTimeBudget,
+		"wall time the comprehensions of one StatusCollector may take per evaluation of one object; after it they fail with a row error")
 	f.IntVar(&cfg.Workers, "workers", aggregator.DefaultWorkers, "objects evaluated in parallel")
 	f.StringVar(&cfg.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables)")
 	f.StringVar(&cfg.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (0 disables)")

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -48,5 +50,18 @@ func TestManagerPprofFlagDefaultsOff(t *testing.T) {
 	}
 	if f.DefValue != "" {
 		t.Errorf("--pprof-bind-address default = %q, want off (empty)", f.DefValue)
+	}
+}
+
+func TestManagerRejectsNonPositiveTimeBudget(t *testing.T) {
+	for _, v := range []string{"0s", "-1s"} {
+		cmd := newManagerCommand()
+		cmd.SetArgs([]string{"--collector-time-budget=" + v, "--wds-kubeconfig", filepath.Join(t.TempDir(), "unused")})
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		err := cmd.Execute()
+		if err == nil || !strings.Contains(err.Error(), "--collector-time-budget") {
+			t.Errorf("--collector-time-budget=%s: error %v, want one that names the flag", v, err)
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"time"
+
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
@@ -15,6 +17,7 @@ type Collector struct {
 	selects    []column
 
 	columnNames []string
+	timeBudget  time.Duration
 }
 
 type column struct {

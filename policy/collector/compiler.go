@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/ast"
@@ -54,6 +55,7 @@ const cacheSize = 1024
 type Compiler struct {
 	env         *cel.Env
 	obj, status *apiservercel.DeclType
+	timeBudget  time.Duration
 
 	mu    sync.Mutex
 	cache map[[sha256.Size]byte]compileResult
@@ -80,7 +82,7 @@ func WithTypes(obj, status *apiservercel.DeclType) CompilerOption {
 // NewCompiler builds the CEL environment: Kubernetes' base environment (the apiserver's libraries,
 // literal checks and cost settings) with the collector variables declared as typed objects.
 func NewCompiler(opts ...CompilerOption) (*Compiler, error) {
-	c := &Compiler{cache: map[[sha256.Size]byte]compileResult{}}
+	c := &Compiler{cache: map[[sha256.Size]byte]compileResult{}, timeBudget: DefaultTimeBudget}
 	for _, o := range opts {
 		o(c)
 	}
@@ -185,7 +187,7 @@ func (c *Compiler) compile(sc *controlv1alpha1.StatusCollector) (*Collector, fie
 
 	spec := &sc.Spec
 	specPath := field.NewPath("spec")
-	col := &Collector{name: sc.Name, limit: spec.Limit}
+	col := &Collector{name: sc.Name, limit: spec.Limit, timeBudget: c.timeBudget}
 	if col.limit == 0 {
 		col.limit = controlv1alpha1.DefaultLimit
 	}
@@ -312,11 +314,12 @@ func (c *Compiler) compileExpr(p *field.Path, expr string) (*expression, *cel.As
 				"the estimate assumes reported lists and maps of up to %d entries and strings of up to %d bytes)",
 			costFactor(est.Max), dynMaxElements, dynMaxStringBytes))}
 	}
-	prg, err := c.env.Program(a)
+	prg, err := c.env.Program(a, cel.InterruptCheckFrequency(interruptCheckFrequency))
 	if err != nil {
 		return nil, nil, field.ErrorList{field.Invalid(p, expr, "program construction failed: "+err.Error())}
 	}
-	return &expression{prg: prg, path: attributePath(a.NativeRep().Expr())}, a, nil
+	root := a.NativeRep().Expr()
+	return &expression{prg: prg, path: attributePath(root), loops: hasComprehension(root)}, a, nil
 }
 
 func costFactor(cost uint64) string {

@@ -5,6 +5,7 @@ import (
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 )
 
 // expression is one compiled CEL expression of a collector.
@@ -17,21 +18,41 @@ import (
 type expression struct {
 	prg  cel.Program
 	path []string // variable, then keys; nil when the expression is not a plain field path
+	// loops says whether the expression has a comprehension (all(), exists(), map(), filter(), …):
+	// only those can run long enough to need the time budget, and only they check it.
+	loops bool
 }
 
 // eval returns the expression's value: a CEL value (ref.Val), or, from a direct field read, the
-// plain Go value that CEL would have converted.
-func (e *expression) eval(a *activation) (any, error) {
+// plain Go value that CEL would have converted. An expression with a comprehension runs under b.
+func (e *expression) eval(a *activation, b *timeBudget) (any, error) {
 	if e.path != nil {
 		if v, ok := a.readPath(e.path); ok {
 			return v, nil
 		}
 	}
-	out, _, err := e.prg.Eval(a)
+	var (
+		out ref.Val
+		err error
+	)
+	if e.loops {
+		out, _, err = e.prg.ContextEval(b.context(), a)
+	} else {
+		out, _, err = e.prg.Eval(a)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// hasComprehension says whether a checked expression contains a comprehension.
+func hasComprehension(e ast.Expr) bool {
+	found := false
+	ast.PreOrderVisit(e, ast.NewExprVisitor(func(e ast.Expr) {
+		found = found || e.Kind() == ast.ComprehensionKind
+	}))
+	return found
 }
 
 // attributePath returns [variable, key...] when a checked expression is a chain of field

@@ -64,8 +64,8 @@ func TestPathReadMatchesCEL(t *testing.T) {
 					wec("b", withStatus(statusJSON(t, st))),
 				} {
 					a := newActivation(tbl, w)
-					fv, ferr := fast.eval(a)
-					sv, serr := slow.eval(a)
+					fv, ferr := fast.eval(a, nil)
+					sv, serr := slow.eval(a, nil)
 					if (ferr == nil) != (serr == nil) || (ferr != nil && ferr.Error() != serr.Error()) {
 						t.Errorf("%s on %s: errors differ: path %v, CEL %v", e, st, ferr, serr)
 						continue

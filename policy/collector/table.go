@@ -65,11 +65,16 @@ func (t *Table) SetCollectors(collectors []*Collector) {
 	t.collectors = t.collectors[:0:0]
 	for _, c := range collectors {
 		cs, ok := old[c]
-		if !ok {
-			cs = &colState{col: c}
+		if ok {
+			delete(old, c)
+		} else {
+			cs = &colState{col: c, budget: timeBudget{limit: c.timeBudget}}
 			cs.reset(t)
 		}
 		t.collectors = append(t.collectors, cs)
+	}
+	for _, cs := range old {
+		cs.budget.end()
 	}
 	sort.SliceStable(t.collectors, func(i, j int) bool { return t.collectors[i].col.name < t.collectors[j].col.name })
 }
@@ -132,6 +137,7 @@ func (t *Table) Results() []controlv1alpha1.NamedStatusCombination {
 			cs.result = cs.compute(t)
 			cs.dirty = false
 		}
+		cs.budget.end()
 		out[i] = cs.result
 	}
 	return out
@@ -227,11 +233,11 @@ func errorsOf(name string, errs []rowError, out []controlv1alpha1.RowError) []co
 
 // filterRow evaluates the filter: true keeps the row; false or null drops it; anything else drops it
 // with a row error on the column "".
-func filterRow(c *Collector, a *activation) (bool, []rowError) {
+func filterRow(c *Collector, a *activation, b *timeBudget) (bool, []rowError) {
 	if c.filter == nil {
 		return true, nil
 	}
-	out, err := c.filter.eval(a)
+	out, err := c.filter.eval(a, b)
 	if err != nil {
 		return false, []rowError{{"", err.Error()}}
 	}
@@ -261,6 +267,8 @@ type colState struct {
 
 	dirty  bool
 	result controlv1alpha1.NamedStatusCombination
+
+	budget timeBudget
 }
 
 type rowState struct {
@@ -371,7 +379,7 @@ func (cs *colState) evalRow(t *Table, i int) {
 
 func (cs *colState) evalRowExprs(t *Table, i int) {
 	c, a, r := cs.col, t.rows[i], &cs.rows[i]
-	r.kept, r.errs = filterRow(c, a)
+	r.kept, r.errs = filterRow(c, a, &cs.budget)
 	if !r.kept || c.isSelect() {
 		return
 	}
@@ -380,7 +388,7 @@ func (cs *colState) evalRowExprs(t *Table, i int) {
 		r.key = take(&cs.keyArena, len(c.groupBy))
 	}
 	for k, g := range c.groupBy {
-		out, err := g.prg.eval(a)
+		out, err := g.prg.eval(a, &cs.budget)
 		if err == nil {
 			r.key[k], err = fromAny(out)
 		}
@@ -398,7 +406,7 @@ func (cs *colState) evalRowExprs(t *Table, i int) {
 		if ag.prg == nil {
 			continue
 		}
-		out, err := ag.prg.eval(a)
+		out, err := ag.prg.eval(a, &cs.budget)
 		if err != nil {
 			r.subjects[k] = subject{state: subjectError}
 			r.errs = append(r.errs, rowError{ag.name, err.Error()})
@@ -442,7 +450,7 @@ func (cs *colState) evalCells(t *Table, i int) {
 	r.cellsDone = true
 	r.cells = make([]controlv1alpha1.Value, len(cs.col.selects))
 	for k, s := range cs.col.selects {
-		out, err := s.prg.eval(t.rows[i])
+		out, err := s.prg.eval(t.rows[i], &cs.budget)
 		var v jvalue
 		if err == nil {
 			v, err = fromAny(out)

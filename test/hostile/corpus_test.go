@@ -33,7 +33,11 @@ type Case struct {
 	// Policy is the AggregationPolicy installed for an Aggregation case (none: the built-in
 	// modules).
 	Policy map[string]any `yaml:"policy"`
-	Expect Expect         `yaml:"expect"`
+	// TimeBudget is the collectors' time budget (a Go duration) for a StatusCollector or
+	// Evaluation case; without it the corpus uses corpusTimeBudget, so that the cases about the
+	// runtime cost limit do not depend on how fast the machine is.
+	TimeBudget string `yaml:"timeBudget"`
+	Expect     Expect `yaml:"expect"`
 
 	file string
 }

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,15 +34,11 @@ func TestCorpus(t *testing.T) {
 	if len(cases) < minCases {
 		t.Errorf("corpus has %d cases, want at least %d", len(cases), minCases)
 	}
-	compiler, err := collector.NewCompiler()
-	if err != nil {
-		t.Fatal(err)
-	}
 	agg, err := aggregation.NewEngine()
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{compiler: compiler, agg: agg}
+	r := &runner{compilers: map[time.Duration]*collector.Compiler{}, agg: agg}
 	kinds := map[string]int{}
 	for _, c := range cases {
 		kinds[c.Kind]++
@@ -67,9 +64,37 @@ func TestCorpus(t *testing.T) {
 	t.Logf("%d hostile cases: %v", len(cases), kinds)
 }
 
+// corpusTimeBudget is the collectors' time budget in cases that set none: long enough that only
+// the deterministic limits (cost, size) decide a case's outcome.
+const corpusTimeBudget = time.Minute
+
 type runner struct {
-	compiler *collector.Compiler
-	agg      *aggregation.Engine // built-in modules only
+	mu        sync.Mutex
+	compilers map[time.Duration]*collector.Compiler // by time budget
+	agg       *aggregation.Engine                   // built-in modules only
+}
+
+// compiler returns a compiler with the case's time budget.
+func (r *runner) compiler(t *testing.T, c Case) *collector.Compiler {
+	budget := corpusTimeBudget
+	if c.TimeBudget != "" {
+		d, err := time.ParseDuration(c.TimeBudget)
+		if err != nil || d <= 0 {
+			t.Fatalf("%s: timeBudget %q: want a positive Go duration", c.file, c.TimeBudget)
+		}
+		budget = d
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if comp, ok := r.compilers[budget]; ok {
+		return comp
+	}
+	comp, err := collector.NewCompiler(collector.WithTimeBudget(budget))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.compilers[budget] = comp
+	return comp
 }
 
 func (r *runner) run(t *testing.T, c Case) {
@@ -104,7 +129,7 @@ func (r *runner) statusCollector(t *testing.T, c Case) {
 	if err := into(c.Object, &sc); err != nil {
 		t.Fatalf("%s: object: %v", c.file, err)
 	}
-	col, errs, _ := r.compiler.Compile(&sc)
+	col, errs, _ := r.compiler(t, c).Compile(&sc)
 	checkErrors(t, errs, c.Expect.Errors)
 	if len(errs) > 0 {
 		if col != nil {
@@ -131,7 +156,7 @@ func (r *runner) evaluation(t *testing.T, c Case) {
 		if err := into(m, &sc); err != nil {
 			t.Fatalf("%s: collectors[%d]: %v", c.file, i, err)
 		}
-		col, errs, _ := r.compiler.Compile(&sc)
+		col, errs, _ := r.compiler(t, c).Compile(&sc)
 		if len(errs) > 0 {
 			t.Fatalf("%s: collectors[%d] must compile for an Evaluation case: %v", c.file, i, errs)
 		}
