@@ -226,10 +226,11 @@ type report struct {
 // Decoded reports are also kept across evaluations in a.reports, per WorkStatus UID, resource
 // version and classifier version, so a WorkStatus is decoded once per write whatever re-reads it
 // (another pair's Table, the status return, a new Table after a collector change).
-func (in *objectInputs) reportedOnce(wec string, a *Aggregator) report {
+func (in *objectInputs) reportedOnce(wec string) report {
 	if r, ok := in.decoded[wec]; ok {
 		return r
 	}
+	a := in.a
 	ws := in.workStatus(wec)
 	r, ok := a.reports.get(ws, in.prunerRV)
 	if !ok {
@@ -486,7 +487,7 @@ func (a *Aggregator) computeReturn(in *objectInputs, q []string) (map[string]any
 			continue
 		}
 		w := aggregation.WEC{Name: name}
-		if m, ok := in.reportedOnce(name, a).status.(map[string]any); ok {
+		if m, ok := in.reportedOnce(name).status.(map[string]any); ok {
 			w.Status = m
 		}
 		if ws := in.workStatus(name); ws != nil {

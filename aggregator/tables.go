@@ -152,7 +152,7 @@ func (ts *tableState) feed(in *objectInputs, cols []*collector.Collector, dests 
 		if old, ok := ts.rowSig[name]; ok && old == sig {
 			continue
 		}
-		r := in.reportedOnce(name, in.a)
+		r := in.reportedOnce(name)
 		ts.table.UpsertWEC(collector.WEC{Name: name, Labels: c.labels, Status: r.status, LastUpdate: r.at})
 		ts.rowSig[name] = sig
 	}
