@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,35 +128,18 @@ func TestAPIServerWriteCost(t *testing.T) {
 		}},
 	}
 	perWrite := map[string][]time.Duration{}
-	seq := 0
+	pool := &seqWriter{workers: workers}
+	var seq atomic.Int64
 	for range 3 {
 		for _, m := range methods {
 			clear(current) // other methods wrote since: read each object again
 			cpu := startCPU(pid)
 			start := time.Now()
-			var mu sync.Mutex
-			var wg sync.WaitGroup
-			next := 0
-			for range workers {
-				wg.Go(func() {
-					for {
-						mu.Lock()
-						k := next
-						next++
-						seq++
-						s := seq
-						mu.Unlock()
-						if k >= writes {
-							return
-						}
-						if err := m.write(k%objects, s); err != nil {
-							t.Errorf("%s: %v", m.name, err)
-							return
-						}
-					}
-				})
+			if err := pool.parallel(ctx, writes, func(_ context.Context, k int) error {
+				return m.write(k%objects, int(seq.Add(1)))
+			}); err != nil {
+				t.Errorf("%s: %v", m.name, err)
 			}
-			wg.Wait()
 			took := time.Since(start)
 			c := cpu.per(writes)
 			perWrite[m.name] = append(perWrite[m.name], c)
