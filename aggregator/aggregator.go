@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,8 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,6 +26,7 @@ import (
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/collector"
+	"github.com/statusfold/statusfold/webhooks/check"
 )
 
 // FieldManager is the server-side apply field manager of every statusfold write.
@@ -48,6 +52,8 @@ const (
 	DefaultCoalesceDelay  = 0
 	DefaultWorkers        = 4
 	DefaultCatalogRefresh = 30 * time.Second
+	// DefaultWatchSyncTimeout bounds the wait for a workload resource's first list.
+	DefaultWatchSyncTimeout = 10 * time.Second
 )
 
 // Options configure the reconciler that Setup adds to a manager.
@@ -69,9 +75,17 @@ type Options struct {
 	// CatalogRefresh is how often discovery is re-read for resources that `"*"` selects.
 	// Default 30 s.
 	CatalogRefresh time.Duration
+	// WatchSyncTimeout bounds how long one evaluation waits for the first list of a workload
+	// resource it starts watching; after it, the evaluation fails and is retried with backoff.
+	// Default 10 s.
+	WatchSyncTimeout time.Duration
 	// CompilerOptions and AggregationOptions configure the engines.
 	CompilerOptions    []collector.CompilerOption
 	AggregationOptions []aggregation.Option
+	// Schemas resolves the WDS's published schema of a kind; a returned status is pruned to it
+	// before it is written (docs/controller.md, "Schema skew"). Nil: the WDS's /openapi/v3,
+	// re-read when it changes, looked at at most once per CatalogRefresh.
+	Schemas resolver.SchemaResolver
 }
 
 func (o *Options) defaults() error {
@@ -93,6 +107,9 @@ func (o *Options) defaults() error {
 	}
 	if o.CatalogRefresh <= 0 {
 		o.CatalogRefresh = DefaultCatalogRefresh
+	}
+	if o.WatchSyncTimeout <= 0 {
+		o.WatchSyncTimeout = DefaultWatchSyncTimeout
 	}
 	return nil
 }
@@ -145,8 +162,11 @@ type Aggregator struct {
 	// versionRefresh: see onWorkload.
 	versionRefresh time.Duration
 
+	// failures rate-limits the logs and Events of failures (failures.go).
+	failures *throttle
+
 	watchesMu sync.Mutex
-	watches   map[string]bool // GVR strings with an event handler
+	watches   map[string]toolscache.ResourceEventHandlerRegistration // by GVR string
 }
 
 // Setup adds the reconciler to mgr: the ITS cluster (a separate cache, reading only this WDS's
@@ -176,6 +196,9 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Schemas == nil {
+		opts.Schemas = check.NewDiscoverySchemas(disc.OpenAPIV3(), opts.CatalogRefresh)
+	}
 	compiler, err := collector.NewCompiler(opts.CompilerOptions...)
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: collector engine: %w", err)
@@ -201,7 +224,8 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		objects:  newCoalescingQueue[ObjectKey]("statusfold_objects", opts.CoalesceDelay),
 		policies: newCoalescingQueue[string]("statusfold_policies", opts.CoalesceDelay),
 		kinds:    newCoalescingQueue[kindKey]("statusfold_kinds", opts.CoalesceDelay),
-		watches:  map[string]bool{},
+		watches:  map[string]toolscache.ResourceEventHandlerRegistration{},
+		failures: newThrottle(failureWindow),
 
 		versionRefresh: DefaultVersionRefreshDelay,
 	}
@@ -247,15 +271,36 @@ func (a *Aggregator) Start(ctx context.Context) error {
 			})
 		}
 	}
-	run(a.opts.Workers, func() bool { return processNext(ctx, a.objects, a.reconcileObject, a.metrics, a.log) })
-	run(1, func() bool { return processNext(ctx, a.policies, a.reconcilePolicy, a.metrics, a.log) })
-	run(1, func() bool { return processNext(ctx, a.kinds, a.reconcileKind, a.metrics, a.log) })
+	run(a.opts.Workers, func() bool { return processNext(ctx, a.objects, a.reconcileObject, reportError[ObjectKey](a)) })
+	run(1, func() bool { return processNext(ctx, a.policies, a.reconcilePolicy, reportError[string](a)) })
+	run(1, func() bool { return processNext(ctx, a.kinds, a.reconcileKind, reportError[kindKey](a)) })
 	<-ctx.Done()
 	a.objects.shutDown()
 	a.policies.shutDown()
 	a.kinds.shutDown()
 	wg.Wait()
 	return nil
+}
+
+// reportError returns the report function of a work queue's reconcile errors: counted, logged
+// and recorded as an Event on the object (rate-limited), at default verbosity.
+func reportError[K comparable](a *Aggregator) func(K, error, int) {
+	return func(key K, err error, requeues int) {
+		where := "reconcile"
+		if strings.HasPrefix(err.Error(), "panic: ") {
+			where = "panic"
+		}
+		a.metrics.errors.WithLabelValues(where).Inc()
+		a.failure(key, "ReconcileFailed", "%s (attempt %d; retrying with backoff)", firstLine(err.Error()), requeues+1)
+		if where == "panic" {
+			a.log.Error(err, "recovered from a panic in a reconcile; the key is retried with backoff", "key", fmt.Sprint(key))
+		}
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // trimITSObject is the ITS cache's transform: it drops the managed fields, which statusfold does

@@ -1,6 +1,9 @@
 package aggregator
 
 import (
+	"errors"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -26,7 +29,13 @@ type resourceInfo struct {
 func (r resourceInfo) GVK() schema.GroupVersionKind { return r.GVR.GroupVersion().WithKind(r.Kind) }
 
 // catalog is the discovery view of the WDS: every listable, watchable resource in its preferred
-// version, minus those never selected (SPEC §1: our own kinds, events and leases).
+// version, minus those never selected (our own kinds, events and leases: docs/controller.md).
+//
+// Nothing is forgotten on uncertainty (docs/controller.md, "Failures"): when discovery fails for
+// some groups (e.g. an aggregated API whose server is down), their resources stay as they were
+// last seen, and a resource that is unknown while its group's discovery fails is reported as
+// uncertain, not as gone. Discovery round trips run outside the mutex: readers get the previous
+// catalog while a refresh runs, so a slow discovery stalls no worker.
 type catalog struct {
 	disc    discovery.DiscoveryInterface
 	refresh time.Duration
@@ -35,6 +44,12 @@ type catalog struct {
 	at      time.Time
 	byGR    map[schema.GroupResource]resourceInfo
 	ordered []resourceInfo
+	// failed are the groups whose discovery failed at the last refresh; allFailed: the whole
+	// discovery failed and nothing was known before.
+	failed    map[string]bool
+	allFailed bool
+	// refreshing is closed when the refresh in progress ends (nil: none runs).
+	refreshing chan struct{}
 }
 
 // minRefresh bounds how often a miss can force a discovery refresh.
@@ -57,36 +72,88 @@ func excluded(gr schema.GroupResource) bool {
 }
 
 // resources returns the catalog, re-reading discovery when it is older than the refresh period
-// or when force is set. Discovery errors for some groups (e.g. an aggregated API that is down)
-// keep the resources that were found.
+// or when force is set (at most once per minRefresh). While another goroutine refreshes, it
+// returns the previous catalog at once, unless force is set or there is none: then it waits for
+// that refresh.
 func (c *catalog) resources(force bool) []resourceInfo {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if age := time.Since(c.at); c.byGR != nil && ((!force && age < c.refresh) || age < minRefresh) {
+		defer c.mu.Unlock()
 		return c.ordered
 	}
-	lists, err := discovery.ServerPreferredResources(c.disc)
-	if err != nil && len(lists) == 0 && c.byGR != nil {
+	if ch := c.refreshing; ch != nil {
+		if !force && c.byGR != nil {
+			defer c.mu.Unlock()
+			return c.ordered
+		}
+		c.mu.Unlock()
+		<-ch
+		c.mu.Lock()
+		defer c.mu.Unlock()
 		return c.ordered
+	}
+	ch := make(chan struct{})
+	c.refreshing = ch
+	prev := c.byGR
+	c.mu.Unlock()
+
+	byGR, failed, complete := discover(c.disc, prev)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !complete {
+		// Nothing could be read: keep what was known.
+		c.allFailed = c.byGR == nil
+	} else {
+		ordered := slices.Collect(maps.Values(byGR))
+		slices.SortFunc(ordered, func(a, b resourceInfo) int { return strings.Compare(a.GVR.String(), b.GVR.String()) })
+		c.byGR, c.ordered, c.failed, c.allFailed = byGR, ordered, failed, false
+	}
+	c.at = time.Now()
+	c.refreshing = nil
+	close(ch)
+	return c.ordered
+}
+
+// discover reads discovery. The resources of groups whose discovery fails are taken from prev
+// (the catalog as last known). complete is false when discovery failed as a whole.
+func discover(disc discovery.DiscoveryInterface, prev map[schema.GroupResource]resourceInfo) (byGR map[schema.GroupResource]resourceInfo, failed map[string]bool, complete bool) {
+	failed = map[string]bool{}
+	lists, err := discovery.ServerPreferredResources(disc)
+	if err != nil {
+		var gdf *discovery.ErrGroupDiscoveryFailed
+		if !errors.As(err, &gdf) {
+			return nil, nil, false
+		}
+		for gv := range gdf.Groups {
+			failed[gv.Group] = true
+		}
 	}
 	// Status subresources are listed in every version; preferred lists may omit them, so look
 	// them up across all versions.
 	withStatus := map[schema.GroupResource]bool{}
-	if _, all, err2 := c.disc.ServerGroupsAndResources(); err2 == nil || len(all) > 0 {
-		for _, l := range all {
-			gv, _ := schema.ParseGroupVersion(l.GroupVersion)
-			for _, r := range l.APIResources {
-				if base, sub, ok := strings.Cut(r.Name, "/"); ok && sub == "status" {
-					withStatus[schema.GroupResource{Group: gv.Group, Resource: base}] = true
-				}
+	_, all, err := disc.ServerGroupsAndResources()
+	if err != nil {
+		var gdf *discovery.ErrGroupDiscoveryFailed
+		if !errors.As(err, &gdf) {
+			return nil, nil, false
+		}
+		for gv := range gdf.Groups {
+			failed[gv.Group] = true
+		}
+	}
+	for _, l := range all {
+		gv, _ := schema.ParseGroupVersion(l.GroupVersion)
+		for _, r := range l.APIResources {
+			if base, sub, ok := strings.Cut(r.Name, "/"); ok && sub == "status" {
+				withStatus[schema.GroupResource{Group: gv.Group, Resource: base}] = true
 			}
 		}
 	}
-	byGR := map[schema.GroupResource]resourceInfo{}
-	var ordered []resourceInfo
+	byGR = map[schema.GroupResource]resourceInfo{}
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
-		if err != nil {
+		if err != nil || failed[gv.Group] {
 			continue
 		}
 		for _, r := range l.APIResources {
@@ -97,30 +164,45 @@ func (c *catalog) resources(force bool) []resourceInfo {
 			if excluded(gr) {
 				continue
 			}
-			info := resourceInfo{GVR: gv.WithResource(r.Name), Kind: r.Kind, Namespaced: r.Namespaced, HasStatus: withStatus[gr]}
-			byGR[gr] = info
-			ordered = append(ordered, info)
+			byGR[gr] = resourceInfo{GVR: gv.WithResource(r.Name), Kind: r.Kind, Namespaced: r.Namespaced, HasStatus: withStatus[gr]}
 		}
 	}
-	slices.SortFunc(ordered, func(a, b resourceInfo) int { return strings.Compare(a.GVR.String(), b.GVR.String()) })
-	c.byGR, c.ordered, c.at = byGR, ordered, time.Now()
-	return ordered
+	for gr, info := range prev {
+		if failed[gr.Group] {
+			byGR[gr] = info
+		}
+	}
+	return byGR, failed, true
 }
 
+// errUncertain: a resource is unknown while discovery of its group fails; it may exist.
+var errUncertain = errors.New("discovery of its API group failed; not treated as gone")
+
 // lookup finds a resource by group and resource, refreshing discovery once if it is unknown
-// (e.g. a CRD created since the last refresh).
-func (c *catalog) lookup(gr schema.GroupResource) (resourceInfo, bool) {
+// (e.g. a CRD created since the last refresh). It returns errUncertain (wrapped) when the
+// resource is unknown while the discovery of its group fails.
+func (c *catalog) lookup(gr schema.GroupResource) (resourceInfo, bool, error) {
 	c.resources(false)
-	c.mu.Lock()
-	info, ok := c.byGR[gr]
-	c.mu.Unlock()
-	if ok {
-		return info, true
+	if info, ok := c.known(gr); ok {
+		return info, true, nil
 	}
 	c.resources(true)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	info, ok = c.byGR[gr]
+	if info, ok := c.byGR[gr]; ok {
+		return info, true, nil
+	}
+	if c.allFailed || c.failed[gr.Group] {
+		return resourceInfo{}, false, fmt.Errorf("resource %s: %w", gr, errUncertain)
+	}
+	return resourceInfo{}, false, nil
+}
+
+// known returns a resource as the catalog knows it now, without reading discovery.
+func (c *catalog) known(gr schema.GroupResource) (resourceInfo, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	info, ok := c.byGR[gr]
 	return info, ok
 }
 

@@ -400,22 +400,47 @@ func (a *Aggregator) enqueueAllKinds(ctx context.Context) {
 	}
 }
 
-// ensureWatch starts (once) the informer of a workload resource and connects it.
+// ensureWatch starts (once) the informer of a workload resource, connects it, and waits at most
+// Options.WatchSyncTimeout for its initial list. The wait is outside any lock: a resource whose
+// list never succeeds (a conversion webhook down, an aggregated API failing) makes only the work
+// that needs it fail — with an error naming it, retried with backoff — and stalls no other.
 func (a *Aggregator) ensureWatch(ctx context.Context, info resourceInfo) error {
 	key := info.GVR.String()
 	a.watchesMu.Lock()
-	defer a.watchesMu.Unlock()
-	if a.watches[key] {
+	reg, ok := a.watches[key]
+	if !ok {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(info.GVK())
+		inf, err := a.wdsCache.GetInformer(ctx, u, cache.BlockUntilSynced(false))
+		if err != nil {
+			a.watchesMu.Unlock()
+			return fmt.Errorf("informer for %s: %w", key, err)
+		}
+		if reg, err = inf.AddEventHandler(handlerFuncs(a.onWorkload(info))); err != nil {
+			a.watchesMu.Unlock()
+			return fmt.Errorf("informer for %s: %w", key, err)
+		}
+		a.watches[key] = reg
+		a.log.V(1).Info("watching workload resource", "resource", key)
+	}
+	a.watchesMu.Unlock()
+	if reg.HasSynced() {
 		return nil
 	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(info.GVK())
-	if _, err := addHandler(ctx, a.wdsCache, u, a.onWorkload(info)); err != nil {
-		return err
+	wctx, cancel := context.WithTimeout(ctx, a.opts.WatchSyncTimeout)
+	defer cancel()
+	if !toolscache.WaitForCacheSync(wctx.Done(), reg.HasSynced) {
+		return fmt.Errorf("watch of %s: initial list not done after %s (does listing it fail?)", key, a.opts.WatchSyncTimeout)
 	}
-	a.watches[key] = true
-	a.log.V(1).Info("watching workload resource", "resource", key)
 	return nil
+}
+
+// watching reports whether the resource's informer runs and has listed its objects.
+func (a *Aggregator) watching(info resourceInfo) bool {
+	a.watchesMu.Lock()
+	reg, ok := a.watches[info.GVR.String()]
+	a.watchesMu.Unlock()
+	return ok && reg.HasSynced()
 }
 
 // enqueueAllBound queues every object of every Binding.
@@ -439,7 +464,11 @@ func (a *Aggregator) pruneWatches(ctx context.Context) error {
 	}
 	for i := range bl.Items {
 		for _, bo := range boundObjects(&bl.Items[i].Spec) {
-			if info, ok := a.catalog.lookup(bo.GVR.GroupResource()); ok {
+			info, ok, err := a.catalog.lookup(bo.GVR.GroupResource())
+			if err != nil {
+				return nil // uncertain: stop no watch now
+			}
+			if ok {
 				wanted[info.GVR.String()] = true
 			}
 		}
@@ -464,7 +493,7 @@ func (a *Aggregator) pruneWatches(ctx context.Context) error {
 	defer a.watchesMu.Unlock()
 	for _, info := range resources {
 		key := info.GVR.String()
-		if !a.watches[key] || wanted[key] {
+		if _, ok := a.watches[key]; !ok || wanted[key] {
 			continue
 		}
 		u := &unstructured.Unstructured{}

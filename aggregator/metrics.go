@@ -16,6 +16,7 @@ type metrics struct {
 	writes      *prometheus.CounterVec // what: combinedstatus, status, label, binding, ...; op: apply, delete
 	latency     prometheus.Histogram   // WorkStatus event → write
 	conflicts   prometheus.Counter     // status applies refused because another manager owns a field
+	dropped     *prometheus.CounterVec // reason: schema — returned status fields not written
 }
 
 var (
@@ -49,8 +50,12 @@ func newMetrics() *metrics {
 			conflicts: prometheus.NewCounter(prometheus.CounterOpts{
 				Name: "statusfold_status_conflicts_total", Help: "Status returns not written because another field manager owns a field.",
 			}),
+			dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "statusfold_status_fields_dropped_total",
+				Help: "Returned status fields not written, by reason (schema: the WDS's schema of the kind does not declare them).",
+			}, []string{"reason"}),
 		}
-		ctrlmetrics.Registry.MustRegister(m.evaluations, m.rows, m.errors, m.writes, m.latency, m.conflicts)
+		ctrlmetrics.Registry.MustRegister(m.evaluations, m.rows, m.errors, m.writes, m.latency, m.conflicts, m.dropped)
 		theMetrics = m
 	})
 	return theMetrics

@@ -117,14 +117,15 @@ func (a *Aggregator) readObject(ctx context.Context, key ObjectKey) (*objectInpu
 			}
 		}
 	}
-	info, known := a.catalog.lookup(key.GroupResource())
+	info, known, err := a.catalog.lookup(key.GroupResource())
+	if err != nil {
+		return nil, err // uncertain: nothing is removed; retried
+	}
 	if !known {
 		return in, nil // a resource that does not exist (any more): nothing to read
 	}
 	in.info = info
-	a.watchesMu.Lock()
-	watched := a.watches[info.GVR.String()]
-	a.watchesMu.Unlock()
+	watched := a.watching(info)
 	if len(in.bindings) > 0 && !watched {
 		if err := a.ensureWatch(ctx, info); err != nil {
 			return nil, err
@@ -468,7 +469,24 @@ func (a *Aggregator) returnStatus(ctx context.Context, in *objectInputs) (bool, 
 	if d.Label {
 		label = strconv.Itoa(input.Qualified)
 	}
-	return a.writeReturn(ctx, in, d.Label, label, status)
+	status, dropped := a.pruneToSchema(in, status)
+	return a.writeReturn(ctx, in, d.Label, label, status, dropped)
+}
+
+// pruneToSchema prunes a returned status to the WDS's schema for the object's kind (see
+// schemaprune.go) and returns it with the paths it dropped. When the schema cannot be read the
+// status is returned whole (the apiserver then decides) and the failure is counted and logged.
+func (a *Aggregator) pruneToSchema(in *objectInputs, status map[string]any) (map[string]any, []string) {
+	if status == nil {
+		return nil, nil
+	}
+	s, preserveAll, err := statusSchema(a.opts.Schemas, in.info.GVK())
+	if err != nil {
+		a.metrics.errors.WithLabelValues("schema").Inc()
+		a.failure(in.key, "SchemaUnavailable", "status returned unpruned: no schema for %s: %v", in.info.GVK(), err)
+		return status, nil
+	}
+	return pruneStatus(status, s, preserveAll)
 }
 
 // computeReturn copies or aggregates the qualified WECs' reported states through the engine's
@@ -504,7 +522,7 @@ func (a *Aggregator) computeReturn(in *objectInputs, q []string) (map[string]any
 // server-side apply under FieldManager: the label on the main resource, the status on the status
 // subresource (or both on the main resource for kinds without one). Fields that other managers
 // own are never taken over: a conflict is reported, not forced.
-func (a *Aggregator) writeReturn(ctx context.Context, in *objectInputs, wantLabel bool, label string, status map[string]any) (bool, error) {
+func (a *Aggregator) writeReturn(ctx context.Context, in *objectInputs, wantLabel bool, label string, status map[string]any, dropped []string) (bool, error) {
 	obj := in.obj
 	statusSub := "status"
 	if !in.info.HasStatus {
@@ -564,6 +582,9 @@ func (a *Aggregator) writeReturn(ctx context.Context, in *objectInputs, wantLabe
 			return wrote, err
 		}
 		wrote = true
+	}
+	if !statusOK && len(dropped) > 0 {
+		a.reportDropped(in, dropped)
 	}
 	a.returned.set(in.key, obj.GetUID(), statusJSON)
 	return wrote, nil

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,7 +50,7 @@ func (a *Aggregator) reconcilePolicy(ctx context.Context, name string) error {
 	}
 	var policyErrs field.ErrorList
 	if a.opts.BindingResolution == BindingResolutionInternal {
-		spec, errs, err := a.resolve(ctx, &bp)
+		spec, errs, err := a.resolve(ctx, &bp, binding)
 		if err != nil {
 			return err
 		}
@@ -71,8 +72,10 @@ func (a *Aggregator) reconcilePolicy(ctx context.Context, name string) error {
 }
 
 // resolve lists the inventory and the objects of every resource some clause can select, and
-// computes the Binding's spec.
-func (a *Aggregator) resolve(ctx context.Context, bp *controlv1alpha1.BindingPolicy) (controlv1alpha1.BindingSpec, field.ErrorList, error) {
+// computes the Binding's spec. The objects of a resource that cannot be listed now (its watch
+// does not sync) keep the entries cur (the Binding as written, nil: none) has for them: nothing
+// is dropped on uncertainty, and the other resources are still resolved.
+func (a *Aggregator) resolve(ctx context.Context, bp *controlv1alpha1.BindingPolicy, cur *controlv1alpha1.Binding) (controlv1alpha1.BindingSpec, field.ErrorList, error) {
 	// The cache reads share what they return with the cache: only read, never written.
 	var mcs clusterv1.ManagedClusterList
 	if err := a.its.GetCache().List(ctx, &mcs, client.UnsafeDisableDeepCopy); err != nil {
@@ -83,6 +86,7 @@ func (a *Aggregator) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 		clusters = append(clusters, InventoryCluster{Name: mc.Name, Labels: mc.Labels})
 	}
 	var objects []WorkloadObject
+	unlisted := map[schema.GroupResource]bool{}
 	for _, info := range a.catalog.resources(false) {
 		if !slices.ContainsFunc(bp.Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
 			return clauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
@@ -90,7 +94,10 @@ func (a *Aggregator) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 			continue
 		}
 		if err := a.ensureWatch(ctx, info); err != nil {
-			return controlv1alpha1.BindingSpec{}, nil, err
+			a.metrics.errors.WithLabelValues("watch").Inc()
+			a.failure(bp.Name, "ResourceNotListed", "%v; the Binding keeps its entries for %s", err, info.GVR.GroupResource())
+			unlisted[info.GVR.GroupResource()] = true
+			continue
 		}
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(info.GVR.GroupVersion().WithKind(info.Kind + "List"))
@@ -111,6 +118,9 @@ func (a *Aggregator) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 		return n.Labels
 	}
 	spec, errs := ResolveBinding(bp, clusters, objects, nsLabels)
+	if cur != nil {
+		keepBound(&spec, &cur.Spec, unlisted)
+	}
 	return spec, errs, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -74,22 +73,33 @@ func (c *coalescingQueue[K]) started(key K) {
 func (c *coalescingQueue[K]) shutDown() { c.q.ShutDown() }
 
 // processNext runs f on the next key; errors are retried with backoff, success forgets the key.
-// It returns false when the queue is shut down.
-func processNext[K comparable](ctx context.Context, c *coalescingQueue[K], f func(context.Context, K) error, m *metrics, log logr.Logger) bool {
+// A panic in f is recovered and handled as an error, so one input that panics is retried with
+// backoff instead of crash-looping the process. Every error is passed to report. It returns
+// false when the queue is shut down.
+func processNext[K comparable](ctx context.Context, c *coalescingQueue[K], f func(context.Context, K) error, report func(K, error, int)) bool {
 	key, quit := c.q.Get()
 	if quit {
 		return false
 	}
 	defer c.q.Done(key)
 	c.started(key)
-	if err := f(ctx, key); err != nil {
-		m.errors.WithLabelValues("reconcile").Inc()
-		log.V(1).Info("retrying", "key", key, "error", err.Error())
+	if err := call(ctx, key, f); err != nil {
+		report(key, err, c.q.NumRequeues(key))
 		c.q.AddRateLimited(key)
 		return true
 	}
 	c.q.Forget(key)
 	return true
+}
+
+// call runs f, turning a panic into an error.
+func call[K comparable](ctx context.Context, key K, f func(context.Context, K) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = recovered(r)
+		}
+	}()
+	return f(ctx, key)
 }
 
 // eventTimes remembers, per object, when the oldest WorkStatus event not yet acted on arrived:

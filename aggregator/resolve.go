@@ -198,6 +198,12 @@ func ResolveBinding(bp *controlv1alpha1.BindingPolicy, clusters []InventoryClust
 			})
 		}
 	}
+	sortWorkload(&spec)
+	return spec, errs
+}
+
+// sortWorkload puts a Binding's objects in their order: by group, resource, namespace, name.
+func sortWorkload(spec *controlv1alpha1.BindingSpec) {
 	slices.SortFunc(spec.Workload.NamespaceScope, func(a, b controlv1alpha1.NamespaceScopeDownsyncClause) int {
 		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Resource, b.Resource),
 			cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
@@ -205,7 +211,25 @@ func ResolveBinding(bp *controlv1alpha1.BindingPolicy, clusters []InventoryClust
 	slices.SortFunc(spec.Workload.ClusterScope, func(a, b controlv1alpha1.ClusterScopeDownsyncClause) int {
 		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Name, b.Name))
 	})
-	return spec, errs
+}
+
+// keepBound adds to spec the objects that cur (the Binding as written) lists for the resources in
+// unknown, unchanged: resources whose objects cannot be listed now keep their last known entries.
+func keepBound(spec, cur *controlv1alpha1.BindingSpec, unknown map[schema.GroupResource]bool) {
+	if cur == nil || len(unknown) == 0 {
+		return
+	}
+	for _, c := range cur.Workload.NamespaceScope {
+		if unknown[schema.GroupResource{Group: c.Group, Resource: c.Resource}] {
+			spec.Workload.NamespaceScope = append(spec.Workload.NamespaceScope, c)
+		}
+	}
+	for _, c := range cur.Workload.ClusterScope {
+		if unknown[schema.GroupResource{Group: c.Group, Resource: c.Resource}] {
+			spec.Workload.ClusterScope = append(spec.Workload.ClusterScope, c)
+		}
+	}
+	sortWorkload(spec)
 }
 
 // combineModulation ORs the booleans and unions (sorted) the collector names.
