@@ -502,6 +502,7 @@ func (a *Aggregator) pruneWatches(ctx context.Context) error {
 			return err
 		}
 		delete(a.watches, key)
+		a.ownWrites.forgetResource(info.GVR.GroupResource())
 		a.log.V(1).Info("stopped watching workload resource", "resource", key)
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -481,6 +482,11 @@ func (a *Aggregator) pruneToSchema(in *objectInputs, status map[string]any) (map
 		return nil, nil
 	}
 	s, preserveAll, err := statusSchema(a.opts.Schemas, in.info.GVK())
+	if errors.Is(err, resolver.ErrSchemaNotFound) {
+		// The WDS publishes no schema for the kind (e.g. an aggregated API without OpenAPI):
+		// the apiserver decides.
+		return status, nil
+	}
 	if err != nil {
 		a.metrics.errors.WithLabelValues("schema").Inc()
 		a.failure(in.key, "SchemaUnavailable", "status returned unpruned: no schema for %s: %v", in.info.GVK(), err)
@@ -539,13 +545,16 @@ func (a *Aggregator) writeReturn(ctx context.Context, in *objectInputs, wantLabe
 		}
 		statusJSON = string(b)
 	}
-	memo := a.returned.get(in.key, obj.GetUID())
+	memo, skipped := a.returned.get(in.key, obj.GetUID())
 	var statusOK bool
 	if status == nil {
 		statusOK = !ownsStatus
 	} else {
 		cur, _ := obj.Object["status"].(map[string]any)
-		statusOK = ownsStatus && memo == statusJSON && contains(cur, status)
+		// The fields the previous write of this same status left out (owned by others, or
+		// rejected) are not expected: the status is not re-applied, to conflict again, at every
+		// evaluation, only when it changes.
+		statusOK = memo == statusJSON && (ownsStatus || len(skipped) > 0) && contains(cur, without(statusJSON, skipped))
 	}
 	if labelOK && statusOK {
 		return false, nil
@@ -558,6 +567,7 @@ func (a *Aggregator) writeReturn(ctx context.Context, in *objectInputs, wantLabe
 		return u
 	}
 	wrote := false
+	var skip []string // status fields left out by the applies below
 	if !labelOK || (statusSub == "" && !statusOK) {
 		u := base()
 		// The resource version makes the apply conditional: it never re-creates a deleted object.
@@ -566,28 +576,54 @@ func (a *Aggregator) writeReturn(ctx context.Context, in *objectInputs, wantLabe
 			u.SetLabels(map[string]string{LabelExecutingCount: label})
 		}
 		if statusSub == "" && status != nil {
-			u.Object["status"] = status
+			u.Object["status"] = without(statusJSON, nil) // a copy: applyReturn may remove fields
 		}
-		if err := a.applyReturn(ctx, u, "", in); err != nil {
+		left, err := a.applyReturn(ctx, u, "", in)
+		if err != nil {
 			return wrote, err
 		}
+		skip = append(skip, left...)
 		wrote = true
 	}
 	if statusSub != "" && !statusOK {
 		u := base()
 		if status != nil {
-			u.Object["status"] = status
+			u.Object["status"] = without(statusJSON, nil)
 		}
-		if err := a.applyReturn(ctx, u, statusSub, in); err != nil {
+		left, err := a.applyReturn(ctx, u, statusSub, in)
+		if err != nil {
 			return wrote, err
 		}
+		skip = append(skip, left...)
 		wrote = true
 	}
 	if !statusOK && len(dropped) > 0 {
 		a.reportDropped(in, dropped)
 	}
-	a.returned.set(in.key, obj.GetUID(), statusJSON)
+	if status == nil {
+		a.returned.forget(in.key)
+	} else if !statusOK {
+		a.returned.set(in.key, obj.GetUID(), statusJSON, skip)
+	}
 	return wrote, nil
+}
+
+// without decodes a status (JSON) into a fresh map and removes the fields at the given paths
+// (see removeFields).
+func without(statusJSON string, paths []string) map[string]any {
+	if slices.Contains(paths, ".status") { // nothing of it was written
+		return map[string]any{}
+	}
+	var m map[string]any
+	if err := utiljson.Unmarshal([]byte(statusJSON), &m); err != nil || m == nil {
+		return nil
+	}
+	if len(paths) > 0 {
+		obj := map[string]any{"status": m}
+		removeFields(obj, paths)
+		m, _ = obj["status"].(map[string]any)
+	}
+	return m
 }
 
 // applyReturn applies without forcing. When other field managers own some of the fields with
@@ -595,8 +631,8 @@ func (a *Aggregator) writeReturn(ctx context.Context, in *objectInputs, wantLabe
 // with the rest. Likewise, status fields that the kind's validation rejects (e.g. a Job's
 // completionTime without a Complete condition) are dropped and the rest is written. Events name
 // what was left out; nothing is retried in a loop.
-func (a *Aggregator) applyReturn(ctx context.Context, u *unstructured.Unstructured, sub string, in *objectInputs) error {
-	var owned, rejected []string
+func (a *Aggregator) applyReturn(ctx context.Context, u *unstructured.Unstructured, sub string, in *objectInputs) ([]string, error) {
+	var owned, rejected, left []string
 	for attempt := 0; ; attempt++ {
 		err := a.apply(ctx, u, sub, false, "status")
 		if err == nil {
@@ -608,14 +644,18 @@ func (a *Aggregator) applyReturn(ctx context.Context, u *unstructured.Unstructur
 		case attempt < 4 && len(conflicts) > 0 && removeFields(u.Object, conflicts):
 			a.metrics.conflicts.Inc()
 			owned = append(owned, conflicts...)
+			left = append(left, conflicts...)
 		case attempt < 4 && apierrors.IsInvalid(err) && len(invalid) > 0 && removeFields(u.Object, invalid):
 			a.metrics.errors.WithLabelValues("invalid-status").Inc()
 			rejected = append(rejected, err.Error())
+			left = append(left, invalid...)
 		case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || len(conflicts) > 0:
+			a.metrics.errors.WithLabelValues("status-not-returned").Inc()
+			a.log.Info("status not returned", "key", in.key.String(), "error", err.Error())
 			a.recorder.Eventf(in.obj, nil, corev1.EventTypeWarning, "StatusNotReturned", "ReturnStatus", "%s", err.Error())
-			return nil
+			return []string{".status"}, nil
 		default:
-			return err
+			return nil, err
 		}
 	}
 	if len(owned) > 0 {
@@ -626,7 +666,7 @@ func (a *Aggregator) applyReturn(ctx context.Context, u *unstructured.Unstructur
 		a.recorder.Eventf(in.obj, nil, corev1.EventTypeWarning, "StatusFieldsRejected", "ReturnStatus",
 			"written without the fields the apiserver rejected: %s", strings.Join(rejected, "; "))
 	}
-	return nil
+	return left, nil
 }
 
 // apiStatus returns the API status carried by err, if any.

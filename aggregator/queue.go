@@ -2,9 +2,11 @@ package aggregator
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -147,6 +149,26 @@ func (w *ownWrites) echo(key, rv string) bool {
 }
 
 func (w *ownWrites) forget(key string) { w.m.Delete(key) }
+
+// forgetResource forgets every object of a resource (its informer stopped: no delete event will
+// come for them).
+func (w *ownWrites) forgetResource(gr schema.GroupResource) {
+	prefix := ObjectKey{Group: gr.Group, Resource: gr.Resource}.String()
+	prefix = strings.TrimSuffix(prefix, "/") // group/resource/
+	w.m.Range(func(k, _ any) bool {
+		if strings.HasPrefix(k.(string), prefix) {
+			w.m.Delete(k)
+		}
+		return true
+	})
+}
+
+// len counts the remembered writes.
+func (w *ownWrites) len() int {
+	n := 0
+	w.m.Range(func(_, _ any) bool { n++; return true })
+	return n
+}
 
 // combinedStatusWriteKey is the ownWrites key of a CombinedStatus.
 func combinedStatusWriteKey(namespace, name string) string {

@@ -283,23 +283,25 @@ type returnMemo struct {
 type memoEntry struct {
 	uid    types.UID
 	status string
+	// skipped are the status fields the write left out (owned by other managers, or rejected).
+	skipped []string
 }
 
 func (r *returnMemo) init() { r.m = map[ObjectKey]memoEntry{} }
 
-func (r *returnMemo) get(k ObjectKey, uid types.UID) string {
+func (r *returnMemo) get(k ObjectKey, uid types.UID) (string, []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e, ok := r.m[k]; ok && e.uid == uid {
-		return e.status
+		return e.status, e.skipped
 	}
-	return ""
+	return "", nil
 }
 
-func (r *returnMemo) set(k ObjectKey, uid types.UID, status string) {
+func (r *returnMemo) set(k ObjectKey, uid types.UID, status string, skipped []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.m[k] = memoEntry{uid: uid, status: status}
+	r.m[k] = memoEntry{uid: uid, status: status, skipped: skipped}
 }
 
 func (r *returnMemo) forget(k ObjectKey) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/cel-go/cel"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
+	"k8s.io/utils/lru"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
@@ -46,8 +46,9 @@ const (
 	CostLimit = maxCostPerEvaluated
 )
 
-// cacheSize bounds the compiled-collector cache; when full it is emptied (collectors are few, so
-// this only guards against unbounded growth).
+// cacheSize bounds the compiled-collector cache, least recently used first out: a collector in
+// use stays compiled (and keeps its *Collector, which the Tables of its pairs recognise) however
+// many others come and go.
 const cacheSize = 1024
 
 // Compiler compiles StatusCollectors. It holds one CEL environment, built once. It is safe for
@@ -57,8 +58,7 @@ type Compiler struct {
 	obj, status *apiservercel.DeclType
 	timeBudget  time.Duration
 
-	mu    sync.Mutex
-	cache map[[sha256.Size]byte]compileResult
+	cache *lru.Cache // [sha256.Size]byte → compileResult; safe for concurrent use
 }
 
 type compileResult struct {
@@ -82,7 +82,7 @@ func WithTypes(obj, status *apiservercel.DeclType) CompilerOption {
 // NewCompiler builds the CEL environment: Kubernetes' base environment (the apiserver's libraries,
 // literal checks and cost settings) with the collector variables declared as typed objects.
 func NewCompiler(opts ...CompilerOption) (*Compiler, error) {
-	c := &Compiler{cache: map[[sha256.Size]byte]compileResult{}, timeBudget: DefaultTimeBudget}
+	c := &Compiler{cache: lru.New(cacheSize), timeBudget: DefaultTimeBudget}
 	for _, o := range opts {
 		o(c)
 	}
@@ -144,19 +144,13 @@ func newEnv(obj, status *apiservercel.DeclType) (*cel.Env, error) {
 // and spec, so an unchanged StatusCollector gives the same *Collector (which a Table recognises).
 func (c *Compiler) Compile(sc *controlv1alpha1.StatusCollector) (col *Collector, errs field.ErrorList, warnings []string) {
 	key := cacheKey(sc)
-	c.mu.Lock()
-	r, ok := c.cache[key]
-	c.mu.Unlock()
-	if ok {
+	if v, ok := c.cache.Get(key); ok {
+		r := v.(compileResult)
 		return r.col, slices.Clone(r.errs), slices.Clone(r.warnings)
 	}
+	var r compileResult
 	r.col, r.errs, r.warnings = c.compile(sc)
-	c.mu.Lock()
-	if len(c.cache) >= cacheSize {
-		clear(c.cache)
-	}
-	c.cache[key] = r
-	c.mu.Unlock()
+	c.cache.Add(key, r)
 	return r.col, slices.Clone(r.errs), slices.Clone(r.warnings)
 }
 

@@ -307,6 +307,29 @@ func TestCompileCache(t *testing.T) {
 	}
 }
 
+// TestCompileCacheKeepsCollectorsInUse: more distinct collectors than the cache holds pass
+// through it while one collector keeps being used; that one stays compiled (the same
+// *Collector, so the Tables that use it keep their rows).
+func TestCompileCacheKeepsCollectorsInUse(t *testing.T) {
+	c := newTestCompiler(t)
+	inUse := statusCollector("in-use", withCount("n"))
+	first := mustCompile(t, c, inUse)
+	for i := range cacheSize + cacheSize/2 {
+		mustCompile(t, c, statusCollector(fmt.Sprintf("passing-%d", i), withCount("n")))
+		if i%100 == 0 {
+			if got := mustCompile(t, c, inUse); got != first {
+				t.Fatalf("after %d other collectors, the collector in use was compiled again", i+1)
+			}
+		}
+	}
+	if got := mustCompile(t, c, inUse); got != first {
+		t.Errorf("the collector in use was compiled again")
+	}
+	if c.cache.Len() > cacheSize {
+		t.Errorf("cache holds %d entries, more than %d", c.cache.Len(), cacheSize)
+	}
+}
+
 func TestCompileConcurrent(t *testing.T) {
 	c := newTestCompiler(t)
 	var wg sync.WaitGroup
