@@ -47,7 +47,7 @@ func TestPruneStatus(t *testing.T) {
 		dropped     []string
 	}{
 		{name: "nothing unknown", schema: deploymentLike,
-			in: `{"replicas":3,"conditions":[{"type":"Available","status":"True"}],"labels":{"a":"b"},"port":"http"}`,
+			in:   `{"replicas":3,"conditions":[{"type":"Available","status":"True"}],"labels":{"a":"b"},"port":"http"}`,
 			want: `{"replicas":3,"conditions":[{"type":"Available","status":"True"}],"labels":{"a":"b"},"port":"http"}`},
 		{name: "unknown top-level field", schema: deploymentLike,
 			in: `{"replicas":3,"extra":{"a":1}}`, want: `{"replicas":3}`, dropped: []string{".status.extra"}},

@@ -171,7 +171,9 @@ var (
 	gaugeGVK  = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Gauge"}
 )
 
-func testCRDs() string { return filepath.Join(framework.RepoRoot(), "test", "integration", "controller", "testdata") }
+func testCRDs() string {
+	return filepath.Join(framework.RepoRoot(), "test", "integration", "controller", "testdata")
+}
 
 // expectStatus waits until the object's .status, read from the apiserver, satisfies check.
 func expectStatus(t *testing.T, c client.Client, gvk schema.GroupVersionKind, ns, name string, check func(status map[string]any) error) {
@@ -438,7 +440,7 @@ func TestUnlistableResource(t *testing.T) {
 	d := deployment(t, c, ns, "web", 3, nil)
 	everything := policy("everything", []string{"wec1"})
 	everything.Spec.Downsync = []controlv1alpha1.DownsyncPolicyClause{{
-		DownsyncObjectTest:  controlv1alpha1.DownsyncObjectTest{Resources: []string{"*"}, Namespaces: []string{ns}},
+		DownsyncObjectTest: controlv1alpha1.DownsyncObjectTest{Resources: []string{"*"}, Namespaces: []string{ns}},
 		DownsyncModulation: controlv1alpha1.DownsyncModulation{WantSingletonReportedState: true}}}
 	create(t, c, everything)
 	d2 := deployment(t, c, other, "api", 2, nil)
