@@ -463,3 +463,64 @@ func TestUnlistableResource(t *testing.T) {
 		t.Errorf("the unlistable resource is not named in the log at default verbosity")
 	}
 }
+
+// TestConflictNotReapplied: when another field manager owns a status field with another value,
+// statusfold writes the rest once; later evaluations of the same status do not apply it again
+// (each such apply would conflict again and emit another Event). A changed status is written.
+func TestConflictNotReapplied(t *testing.T) {
+	cp := framework.RunControlPlane(t)
+	c := cp.Client
+	addCluster(t, c, "wec1", map[string]string{"name": "wec1"})
+	startManager(t, cp, aggregator.Options{})
+	const ns = "conflict"
+	d := deployment(t, c, ns, "web", 3, nil)
+	create(t, c, policy(ns, []string{"wec1"}, clause("apps", "deployments", ns, []string{"web"}, singleton)))
+	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 3, 1), applied(1))
+	expectReturn(t, c, d, "1", 3)
+	other := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": d.Name, "namespace": ns},
+		"status":   map[string]any{"readyReplicas": int64(3)},
+	}}
+	if err := c.SubResource("status").Apply(context.Background(), client.ApplyConfigurationFromUnstructured(other),
+		client.FieldOwner("other-controller"), client.ForceOwnership); err != nil {
+		t.Fatal(err)
+	}
+	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 2, 1), applied(1))
+	expectAvailable := func(want int64) {
+		t.Helper()
+		eventually(t, fmt.Sprintf("availableReplicas %d returned, readyReplicas left to the other manager", want), func() error {
+			u, err := getObject(c, d, ns, d.Name)
+			if err != nil {
+				return err
+			}
+			avail, _, _ := unstructured.NestedInt64(u.Object, "status", "availableReplicas")
+			ready, _, _ := unstructured.NestedInt64(u.Object, "status", "readyReplicas")
+			if avail != want || ready != 3 {
+				return fmt.Errorf("availableReplicas %d, readyReplicas %d", avail, ready)
+			}
+			return nil
+		})
+	}
+	expectAvailable(2)
+	time.Sleep(time.Second) // the first conflicting apply is counted
+	conflicts := counter(t, "statusfold_status_conflicts_total", "", "")
+	evals := counter(t, "statusfold_evaluations_total", "kind", "object")
+	for range 5 { // the same reported state again: evaluations, nothing new to write
+		report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 2, 1), applied(1))
+		time.Sleep(200 * time.Millisecond)
+	}
+	eventually(t, "the re-reports evaluated", func() error {
+		if n := counter(t, "statusfold_evaluations_total", "kind", "object"); n < evals+3 {
+			return fmt.Errorf("%v evaluations since, want at least 3", n-evals)
+		}
+		return nil
+	})
+	time.Sleep(500 * time.Millisecond)
+	if n := counter(t, "statusfold_status_conflicts_total", "", ""); n != conflicts {
+		t.Errorf("%v more conflicting applies of an unchanged status, want 0", n-conflicts)
+	}
+	// A changed status is written (and conflicts once more on the other manager's field).
+	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 1, 1), applied(1))
+	expectAvailable(1)
+}
