@@ -205,8 +205,8 @@ func NewBindingPolicyValidator(c *check.Checker) *Validator[*controlv1alpha1.Bin
 // the required rule, or fails its examples.
 func NewAggregationPolicyValidator(c *check.Checker) *Validator[*policyv1alpha1.AggregationPolicy] {
 	return &Validator[*policyv1alpha1.AggregationPolicy]{kind: "AggregationPolicy", gv: policyv1alpha1.GroupVersion,
-		check: func(_ context.Context, p *policyv1alpha1.AggregationPolicy) (field.ErrorList, []string) {
-			return c.AggregationPolicy(p)
+		check: func(ctx context.Context, p *policyv1alpha1.AggregationPolicy) (field.ErrorList, []string) {
+			return c.AggregationPolicy(ctx, p)
 		},
 		spec: func(p *policyv1alpha1.AggregationPolicy) any { return p.Spec }}
 }

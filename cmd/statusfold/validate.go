@@ -202,7 +202,7 @@ func validateDocuments(ctx context.Context, docs []document, schemasDir string) 
 			case *controlv1alpha1.BindingPolicy:
 				errs, warnings = checker.BindingPolicy(ctx, obj)
 			case *policyv1alpha1.AggregationPolicy:
-				errs, warnings = checker.AggregationPolicy(obj)
+				errs, warnings = checker.AggregationPolicy(ctx, obj)
 			}
 			it.res.Warnings = warnings
 			for _, e := range errs {

@@ -525,3 +525,54 @@ func TestConcurrentUse(t *testing.T) {
 		t.Error(msg)
 	}
 }
+
+// TestValidatePolicyContextBounded: the admission check of a policy stops when the request's
+// context ends — a static `combine` that would compute for seconds, and examples — instead of
+// running to its own (longer) time bounds.
+func TestValidatePolicyContextBounded(t *testing.T) {
+	const slowCombine = `package widgets
+
+combine := {"n": "max"} if {
+	count([x | some i in numbers.range(1, 5000); some j in numbers.range(1, 5000); x := i * j]) > 0
+}
+`
+	const slowStatus = `package widgets
+
+status := {"n": count([x | some i in numbers.range(1, 5000); some j in numbers.range(1, 5000); x := i * j])}
+`
+	example := func(name string) policyv1alpha1.AggregationExample {
+		return policyv1alpha1.AggregationExample{Name: name,
+			Object: runtime.RawExtension{Raw: []byte(`{"spec":{}}`)},
+			WECs: []policyv1alpha1.ExampleWEC{ // two WECs: an aggregate, the module runs
+				{Name: "a", Status: &runtime.RawExtension{Raw: []byte(`{"n":1}`)}},
+				{Name: "b", Status: &runtime.RawExtension{Raw: []byte(`{"n":1}`)}}},
+			ExpectedStatus: &runtime.RawExtension{Raw: []byte(`{"n":1}`)}}
+	}
+	cases := []struct {
+		name, rego string
+		examples   []policyv1alpha1.AggregationExample
+		wantErr    string
+	}{
+		{name: "static combine", rego: slowCombine, wantErr: "deadline exceeded"},
+		{name: "examples", rego: slowStatus, examples: []policyv1alpha1.AggregationExample{example("e1"), example("e2"), example("e3")},
+			wantErr: "not run"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &policyv1alpha1.AggregationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "slow"},
+				Spec: policyv1alpha1.AggregationPolicySpec{Target: policyv1alpha1.TargetKind{Group: "example.com", Kind: "Widget"},
+					Rego: tc.rego, Examples: tc.examples}}
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			errs := ValidatePolicyContext(ctx, p)
+			took := time.Since(start)
+			if took > 900*time.Millisecond {
+				t.Errorf("validation took %s with a 300ms context, want it to stop with the context", took)
+			}
+			if errs.ToAggregate() == nil || !strings.Contains(errs.ToAggregate().Error(), tc.wantErr) {
+				t.Errorf("errors %v, want one containing %q", errs, tc.wantErr)
+			}
+		})
+	}
+}

@@ -27,6 +27,9 @@ const compileEvalTimeout = 10 * time.Second
 type limits struct {
 	timeout        time.Duration
 	maxOutputBytes int
+	// parent bounds every evaluation as well (nil: none): the admission request's context, so
+	// that validating a policy never outlasts the request.
+	parent context.Context
 }
 
 // module is one compiled aggregation module. It is immutable after compileModule and safe for
@@ -223,7 +226,11 @@ func (m *module) planFor(obj map[string]any) (*plan, error) {
 // eval runs q under the module's time bound and returns the first result, normalised (JSON
 // numbers become int64 or float64).
 func (m *module) eval(q *rego.PreparedEvalQuery, input ast.Value) (any, bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), m.lim.timeout)
+	parent := m.lim.parent
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(parent, m.lim.timeout)
 	defer cancel()
 	var opts []rego.EvalOption
 	if input != nil {
@@ -231,6 +238,9 @@ func (m *module) eval(q *rego.PreparedEvalQuery, input ast.Value) (any, bool, er
 	}
 	rs, err := q.Eval(ctx, opts...)
 	if err != nil {
+		if parent.Err() != nil {
+			return nil, false, fmt.Errorf("%s: evaluation stopped: %w", m.name, context.Cause(parent))
+		}
 		if ctx.Err() != nil {
 			return nil, false, fmt.Errorf("%s: evaluation exceeded %s: %w", m.name, m.lim.timeout, err)
 		}

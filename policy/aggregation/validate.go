@@ -1,6 +1,7 @@
 package aggregation
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -11,10 +12,18 @@ import (
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 )
 
-// ValidatePolicy compiles and checks a user policy (sandbox, required rule, examples): the
-// admission check. Rego errors carry the module's line and column.
+// ValidatePolicy compiles and checks a user policy (sandbox, required rule, examples), offline:
+// ValidatePolicyContext without a deadline of its own.
 func ValidatePolicy(p *policyv1alpha1.AggregationPolicy) field.ErrorList {
-	_, errs := validatePolicy(p, limits{timeout: defaultTimeout, maxOutputBytes: defaultMaxOutput})
+	return ValidatePolicyContext(context.Background(), p)
+}
+
+// ValidatePolicyContext is the admission check of a user policy (sandbox, required rule,
+// examples). Every evaluation it runs — a static `combine`, the examples — stops when ctx ends
+// (the admission request's deadline), as well as at its own time bound; examples not run by then
+// are reported. Rego errors carry the module's line and column.
+func ValidatePolicyContext(ctx context.Context, p *policyv1alpha1.AggregationPolicy) field.ErrorList {
+	_, errs := validatePolicy(p, limits{timeout: defaultTimeout, maxOutputBytes: defaultMaxOutput, parent: ctx})
 	return errs
 }
 
@@ -45,6 +54,11 @@ func validatePolicy(p *policyv1alpha1.AggregationPolicy, lim limits) (*module, f
 		return nil, errs
 	}
 	for i, ex := range p.Spec.Examples {
+		if lim.parent != nil && lim.parent.Err() != nil {
+			errs = append(errs, field.Invalid(spec.Child("examples").Index(i), ex.Name,
+				fmt.Sprintf("example %s not run: %v", ex.Name, context.Cause(lim.parent))))
+			break
+		}
 		errs = append(errs, runExample(mod, p, ex, spec.Child("examples").Index(i), lim)...)
 	}
 	if len(errs) > 0 {

@@ -152,9 +152,10 @@ func (c *Checker) compile(sc *controlv1alpha1.StatusCollector) field.ErrorList {
 }
 
 // AggregationPolicy returns the errors of an aggregation policy: its Rego module compiled in
-// the sandbox, the required rule, and its examples run (policy/aggregation.ValidatePolicy).
-func (c *Checker) AggregationPolicy(p *policyv1alpha1.AggregationPolicy) (field.ErrorList, []string) {
-	return aggregation.ValidatePolicy(p), nil
+// the sandbox, the required rule, and its examples run, all within ctx (the admission request's
+// context; policy/aggregation.ValidatePolicyContext).
+func (c *Checker) AggregationPolicy(ctx context.Context, p *policyv1alpha1.AggregationPolicy) (field.ErrorList, []string) {
+	return aggregation.ValidatePolicyContext(ctx, p), nil
 }
 
 // ContentClassifier returns the errors of SPEC §6 and warnings for a resource that is not served

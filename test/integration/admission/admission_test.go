@@ -486,7 +486,7 @@ func offlineMessage(t *testing.T, e *env, doc string) string {
 	case *controlv1alpha1.BindingPolicy:
 		errs, _ = c.BindingPolicy(context.Background(), o)
 	case *policyv1alpha1.AggregationPolicy:
-		errs, _ = c.AggregationPolicy(o)
+		errs, _ = c.AggregationPolicy(context.Background(), o)
 	default:
 		t.Fatalf("unexpected kind %T", obj)
 	}
