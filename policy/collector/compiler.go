@@ -57,6 +57,7 @@ type Compiler struct {
 	env         *cel.Env
 	obj, status *apiservercel.DeclType
 	timeBudget  time.Duration
+	newExprs    bool
 
 	cache *lru.Cache // [sha256.Size]byte → compileResult; safe for concurrent use
 }
@@ -79,6 +80,17 @@ func WithTypes(obj, status *apiservercel.DeclType) CompilerOption {
 	}
 }
 
+// WithNewExpressions compiles in the environment for new expressions (admission: the webhook,
+// `statusfold validate`), which has only the libraries of the Kubernetes version this one must
+// stay compatible with (one minor version back), so that a rollback, or an apiserver of the
+// previous version, can still compile what admission accepted. Without it the compiler uses the
+// environment for stored expressions, with every library of this version: objects already
+// stored keep working, whatever admitted them. This is the split of Kubernetes' own CEL
+// (k8s.io/apiserver/pkg/cel/environment: NewExpressionsEnv, StoredExpressionsEnv).
+func WithNewExpressions() CompilerOption {
+	return func(c *Compiler) { c.newExprs = true }
+}
+
 // NewCompiler builds the CEL environment: Kubernetes' base environment (the apiserver's libraries,
 // literal checks and cost settings) with the collector variables declared as typed objects.
 func NewCompiler(opts ...CompilerOption) (*Compiler, error) {
@@ -86,7 +98,7 @@ func NewCompiler(opts ...CompilerOption) (*Compiler, error) {
 	for _, o := range opts {
 		o(c)
 	}
-	env, err := newEnv(c.obj, c.status)
+	env, err := newEnv(c.obj, c.status, c.newExprs)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +106,7 @@ func NewCompiler(opts ...CompilerOption) (*Compiler, error) {
 	return c, nil
 }
 
-func newEnv(obj, status *apiservercel.DeclType) (*cel.Env, error) {
+func newEnv(obj, status *apiservercel.DeclType, newExprs bool) (*cel.Env, error) {
 	inventory := apiservercel.NewObjectType("statusfold.Inventory", map[string]*apiservercel.DeclField{
 		fieldName: apiservercel.NewDeclField(fieldName, apiservercel.StringType, true, nil, nil),
 		fieldLabels: apiservercel.NewDeclField(fieldLabels,
@@ -134,8 +146,9 @@ func newEnv(obj, status *apiservercel.DeclType) (*cel.Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the collector CEL environment: %w", err)
 	}
-	// The stored-expressions environment has every library of this Kubernetes version; statusfold
-	// checks and runs expressions with one and the same environment.
+	if newExprs {
+		return set.NewExpressionsEnv(), nil
+	}
 	return set.StoredExpressionsEnv(), nil
 }
 

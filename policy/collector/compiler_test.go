@@ -389,3 +389,38 @@ func TestWithTypes(t *testing.T) {
 		})
 	}
 }
+
+// TestNewAndStoredExpressions: a library that this Kubernetes version introduced (the lists
+// library's `includes`, 1.37) is not available to new expressions (admission), which must
+// compile on the previous version too, but is to stored ones (the controller), which must keep
+// working whatever admitted them. Older libraries are in both.
+func TestNewAndStoredExpressions(t *testing.T) {
+	stored := newTestCompiler(t)
+	admission, err := NewCompiler(WithNewExpressions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, expr          string
+		wantNew, wantStored bool // compiles
+	}{
+		{"library of this version", "[1, 2].includes(1)", false, true},
+		{"library of an earlier version", "[1, 2].indexOf(2)", true, true},
+		{"no library", "inventory.name", true, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := statusCollector("c", withSelect("v", tc.expr))
+			for _, c := range []struct {
+				name string
+				comp *Compiler
+				want bool
+			}{{"new", admission, tc.wantNew}, {"stored", stored, tc.wantStored}} {
+				_, errs, _ := c.comp.Compile(sc)
+				if got := len(errs) == 0; got != c.want {
+					t.Errorf("%s expressions: %q compiles = %v, want %v (%v)", c.name, tc.expr, got, c.want, errs)
+				}
+			}
+		})
+	}
+}

@@ -101,7 +101,7 @@ type typedEntry struct {
 
 // New returns a Checker with the given lookups.
 func New(opts Options) (*Checker, error) {
-	comp, err := collector.NewCompiler()
+	comp, err := collector.NewCompiler(collector.WithNewExpressions())
 	if err != nil {
 		return nil, err
 	}

@@ -68,7 +68,7 @@ func (c *Checker) typedCompiler(gvk schema.GroupVersionKind) (*collector.Compile
 		objSchema.Properties[k] = v
 	}
 	objType := celcommon.SchemaDeclType(&openapi.Schema{Schema: dynamicUnknown(&objSchema)}, true)
-	e.compiler, e.err = collector.NewCompiler(collector.WithTypes(objType, statusType))
+	e.compiler, e.err = collector.NewCompiler(collector.WithTypes(objType, statusType), collector.WithNewExpressions())
 	c.mu.Lock()
 	c.typed[gvk] = e
 	c.mu.Unlock()
