@@ -32,6 +32,9 @@ import (
 // returned (SPEC §5).
 const labelExecutingCount = "kubestellar.io/executing-count"
 
+// defaultWDSName is the WDS name `statusfold manager` and `statusfold local` use by default.
+const defaultWDSName = "wds1"
+
 // statusReport is what `statusfold status` shows, also its -o yaml|json output.
 type statusReport struct {
 	Object struct {
@@ -75,10 +78,13 @@ type combinedReport struct {
 
 func newStatusCommand() *cobra.Command {
 	var (
-		kf        kubeFlags
-		namespace string
-		output    string
-		wait      time.Duration
+		kf            kubeFlags
+		itsKubeconfig string
+		itsContext    string
+		wdsName       string
+		namespace     string
+		output        string
+		wait          time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "status TYPE/NAME",
@@ -105,7 +111,14 @@ Installed as kubectl-statusfold on the PATH, it is a kubectl plugin: kubectl sta
 					return err
 				}
 			}
-			s, err := newStatusReader(cfg)
+			itsCfg := cfg
+			if itsKubeconfig != "" || itsContext != "" {
+				its := kubeFlags{kubeconfig: itsKubeconfig, context: itsContext}
+				if itsCfg, err = its.loader().ClientConfig(); err != nil {
+					return fmt.Errorf("ITS: %w", err)
+				}
+			}
+			s, err := newStatusReader(cfg, itsCfg, wdsName)
 			if err != nil {
 				return err
 			}
@@ -133,6 +146,9 @@ Installed as kubectl-statusfold on the PATH, it is a kubectl plugin: kubectl sta
 		},
 	}
 	kf.register(cmd)
+	cmd.Flags().StringVar(&itsKubeconfig, "its-kubeconfig", "", "kubeconfig of the ITS, where the WorkStatuses are (default: the WDS's, for a WDS and ITS in one apiserver)")
+	cmd.Flags().StringVar(&itsContext, "its-context", "", "kubeconfig context of the ITS")
+	cmd.Flags().StringVar(&wdsName, "wds-name", defaultWDSName, "the WDS's name: only WorkStatuses labelled "+controlv1alpha1.LabelOriginWDSName+"=NAME are read, as the controller does")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "namespace of the object (default: the kubeconfig context's)")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, yaml or json")
 	cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to this long until every destination WEC has reported and a CombinedStatus exists")
@@ -153,22 +169,41 @@ func complete(r *statusReport) bool {
 }
 
 type statusReader struct {
-	c      client.Client
-	mapper meta.RESTMapper
+	c       client.Client // the WDS
+	its     client.Client // the ITS (the WDS's client when they are one apiserver)
+	mapper  meta.RESTMapper
+	wdsName string
+	sameITS bool
 }
 
-func newStatusReader(cfg *rest.Config) (*statusReader, error) {
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+// newStatusReader reads the WDS through cfg and WorkStatuses through itsCfg (the same config:
+// one apiserver), only those of the WDS named wdsName.
+func newStatusReader(cfg, itsCfg *rest.Config, wdsName string) (*statusReader, error) {
+	c, mapper, err := statusClient(cfg)
 	if err != nil {
 		return nil, err
+	}
+	s := &statusReader{c: c, its: c, mapper: mapper, wdsName: wdsName, sameITS: itsCfg == cfg}
+	if !s.sameITS {
+		if s.its, _, err = statusClient(itsCfg); err != nil {
+			return nil, fmt.Errorf("ITS: %w", err)
+		}
+	}
+	return s, nil
+}
+
+func statusClient(cfg *rest.Config) (client.Client, meta.RESTMapper, error) {
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
 	}
 	cached := memory.NewMemCacheClient(disc)
 	mapper := restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(cached), cached, nil)
 	c, err := client.New(cfg, client.Options{Scheme: sfscheme.New(), Mapper: mapper})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &statusReader{c: c, mapper: mapper}, nil
+	return c, mapper, nil
 }
 
 // resolve turns TYPE/NAME or TYPE NAME into a resource and kind, as kubectl does (short names,
@@ -191,6 +226,9 @@ func (s *statusReader) resolve(args []string) (schema.GroupVersionResource, sche
 	}
 	if fq == nil || err != nil {
 		gvr, err = s.mapper.ResourceFor(gr.WithVersion(""))
+	}
+	if meta.IsNoMatchError(err) {
+		return gvr, schema.GroupVersionKind{}, "", fmt.Errorf("resource type %q is not served by the WDS (check the name, or whether its CRD or API is installed there)", typ)
 	}
 	if err != nil {
 		return gvr, schema.GroupVersionKind{}, "", fmt.Errorf("resource type %q: %w", typ, err)
@@ -223,7 +261,15 @@ func (s *statusReader) read(ctx context.Context, gvr schema.GroupVersionResource
 
 	// Per-WEC reported state: the WorkStatuses about this object, plus destinations without one.
 	var wss controlv1alpha1.WorkStatusList
-	if err := s.c.List(ctx, &wss); err != nil && !meta.IsNoMatchError(err) {
+	if err := s.its.List(ctx, &wss, client.MatchingLabels{controlv1alpha1.LabelOriginWDSName: s.wdsName}); err != nil {
+		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+			where := "the ITS"
+			if s.sameITS {
+				where = "the WDS (used as the ITS: no --its-kubeconfig)"
+			}
+			return nil, fmt.Errorf("%s does not serve WorkStatuses (%s), so no WEC's reported state can be read; point --its-kubeconfig at the ITS",
+				where, controlv1alpha1.GroupVersion.WithResource("workstatuses").GroupResource())
+		}
 		return nil, err
 	}
 	wecs := map[string]*wecReport{}
@@ -264,7 +310,11 @@ func (s *statusReader) read(ctx context.Context, gvr schema.GroupVersionResource
 		controlv1alpha1.LabelCombinedStatusResource:  gvr.Resource,
 		controlv1alpha1.LabelCombinedStatusNamespace: namespace,
 		controlv1alpha1.LabelCombinedStatusName:      name,
-	}); err != nil && !meta.IsNoMatchError(err) && !apierrors.IsNotFound(err) {
+	}); err != nil {
+		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("the WDS does not serve CombinedStatuses (%s): are statusfold's CRDs installed there?",
+				controlv1alpha1.GroupVersion.WithResource("combinedstatuses").GroupResource())
+		}
 		return nil, err
 	}
 	for _, cs := range css.Items {
