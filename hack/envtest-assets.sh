@@ -82,7 +82,7 @@ ldflags+=" -X k8s.io/component-base/version.gitMajor=1"
 ldflags+=" -X k8s.io/component-base/version.gitMinor=$(echo "${K8S_VERSION}" | cut -d. -f2)"
 ldflags+=" -X k8s.io/client-go/pkg/version.gitVersion=${K8S_VERSION}"
 
-log "compiling (progress: one line per finished binary set; go build prints nothing while it works)"
+log "compiling (go build prints nothing while it works: a line every minute says it still runs)"
 start=$(date +%s)
 ( while sleep 60; do log "still compiling… $(( $(date +%s) - start ))s"; done ) &
 ticker=$!

@@ -424,7 +424,11 @@ func printStatusTables(out io.Writer, r *statusReport) {
 	}
 	fmt.Fprintf(out, "%s %s (%s/%s, generation %d)\n", o.Kind, id, group, o.Version, o.Generation)
 	if r.ExecutingCount != "" {
-		fmt.Fprintf(out, "Executing in %s WECs; statusfold returns their reported state into .status\n", r.ExecutingCount)
+		wecs := "WECs"
+		if r.ExecutingCount == "1" {
+			wecs = "WEC"
+		}
+		fmt.Fprintf(out, "Executing in %s %s; statusfold returns their reported state into .status\n", r.ExecutingCount, wecs)
 	} else {
 		fmt.Fprintln(out, "No status return requested (no kubestellar.io/executing-count label)")
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -95,5 +96,23 @@ count
 	}
 	if err := printStatus(&out, r, "xml"); err == nil {
 		t.Error("unknown output format accepted")
+	}
+}
+
+func TestStatusExecutingLine(t *testing.T) {
+	for count, want := range map[string]string{
+		"1": "Executing in 1 WEC; statusfold returns",
+		"3": "Executing in 3 WECs; statusfold returns",
+		"0": "Executing in 0 WECs; statusfold returns",
+	} {
+		r := &statusReport{ExecutingCount: count}
+		r.Object.Version, r.Object.Kind, r.Object.Name = "v1", "ConfigMap", "x"
+		var out bytes.Buffer
+		if err := printStatus(&out, r, "table"); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("executing-count %s: output\n%s\nwant a line starting %q", count, out.String(), want)
+		}
 	}
 }
