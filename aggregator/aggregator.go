@@ -162,6 +162,8 @@ type Aggregator struct {
 	// versionRefresh: see onWorkload.
 	versionRefresh time.Duration
 
+	// trees are the compiled status schemas of the kinds (schemaprune.go).
+	trees *fieldTrees
 	// failures rate-limits the logs and Events of failures (failures.go).
 	failures *throttle
 
@@ -226,6 +228,7 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		kinds:    newCoalescingQueue[kindKey]("statusfold_kinds", opts.CoalesceDelay),
 		watches:  map[string]toolscache.ResourceEventHandlerRegistration{},
 		failures: newThrottle(failureWindow),
+		trees:    newFieldTrees(),
 
 		versionRefresh: DefaultVersionRefreshDelay,
 	}

@@ -481,7 +481,7 @@ func (a *Aggregator) pruneToSchema(in *objectInputs, status map[string]any) (map
 	if status == nil {
 		return nil, nil
 	}
-	s, preserveAll, err := statusSchema(a.opts.Schemas, in.info.GVK())
+	t, err := a.trees.statusTree(a.opts.Schemas, in.info.GVK())
 	if errors.Is(err, resolver.ErrSchemaNotFound) {
 		// The WDS publishes no schema for the kind (e.g. an aggregated API without OpenAPI):
 		// the apiserver decides.
@@ -492,7 +492,7 @@ func (a *Aggregator) pruneToSchema(in *objectInputs, status map[string]any) (map
 		a.failure(in.key, "SchemaUnavailable", "status returned unpruned: no schema for %s: %v", in.info.GVK(), err)
 		return status, nil
 	}
-	return pruneStatus(status, s, preserveAll)
+	return pruneStatus(status, t)
 }
 
 // computeReturn copies or aggregates the qualified WECs' reported states through the engine's

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+	"k8s.io/utils/lru"
 )
 
 // Schema skew (docs/controller.md, "Schema skew"): a WEC that runs a newer version of a kind than
@@ -22,50 +25,128 @@ const (
 	extIntOrString     = "x-kubernetes-int-or-string"
 )
 
-// statusSchema returns the schema of the kind's `.status` as the WDS publishes it: nil with a nil
-// error when the kind's schema declares no status (every field of a status is then undeclared),
-// and an error when the schema cannot be read (the status is then applied unpruned).
-func statusSchema(r resolver.SchemaResolver, gvk schema.GroupVersionKind) (*spec.Schema, bool, error) {
+// fieldTree is a status schema compiled for pruning: which fields each object declares, down to
+// the leaves. Compiled once per published schema (fieldTrees), it makes pruning a walk of the
+// status with one map lookup per field.
+type fieldTree struct {
+	none      bool                  // the kind declares no status: every field is dropped
+	keep      bool                  // the value is kept as it is (int-or-string, embedded resource)
+	preserve  bool                  // x-kubernetes-preserve-unknown-fields: unknown fields here are kept
+	props     map[string]*fieldTree // the declared fields
+	values    *fieldTree            // additionalProperties' schema: every map value
+	anyValues bool                  // additionalProperties: true
+	items     *fieldTree            // list items
+}
+
+func compileTree(s *spec.Schema) *fieldTree {
+	t := &fieldTree{
+		keep:     extBool(s, extIntOrString) || extBool(s, extEmbedded),
+		preserve: extBool(s, extPreserveUnknown),
+	}
+	if t.keep {
+		return t
+	}
+	if len(s.Properties) > 0 {
+		t.props = make(map[string]*fieldTree, len(s.Properties))
+		for k, v := range s.Properties {
+			t.props[k] = compileTree(&v)
+		}
+	}
+	if ap := s.AdditionalProperties; ap != nil {
+		if ap.Schema != nil {
+			t.values = compileTree(ap.Schema)
+		} else {
+			t.anyValues = ap.Allows
+		}
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		t.items = compileTree(s.Items.Schema)
+	}
+	return t
+}
+
+// fieldTrees caches the compiled status trees by resolved schema: a resolver returns the same
+// *spec.Schema while the published schema is unchanged, so a tree is compiled once per kind and
+// schema version. Safe for concurrent use.
+type fieldTrees struct {
+	mu    sync.Mutex
+	cache *lru.Cache // *spec.Schema (the kind's root) → *fieldTree (nil: keep everything)
+}
+
+func newFieldTrees() *fieldTrees { return &fieldTrees{cache: lru.New(512)} }
+
+// statusTree returns the compiled schema of the kind's `.status` as the WDS publishes it: nil
+// when the kind keeps unknown fields everywhere (nothing is pruned), a tree with none set when
+// the kind declares no status, and an error when the schema cannot be read.
+func (f *fieldTrees) statusTree(r resolver.SchemaResolver, gvk schema.GroupVersionKind) (*fieldTree, error) {
 	if r == nil {
-		return nil, false, errors.New("no schema resolver")
+		return nil, errors.New("no schema resolver")
 	}
 	s, err := r.ResolveSchema(gvk)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	if preserves(s) {
-		return nil, true, nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if v, ok := f.cache.Get(s); ok {
+		return v.(*fieldTree), nil
 	}
-	st, ok := s.Properties["status"]
-	if !ok {
-		return nil, false, nil
+	var t *fieldTree
+	switch st, ok := s.Properties["status"]; {
+	case extBool(s, extPreserveUnknown):
+	case !ok:
+		t = &fieldTree{none: true}
+	default:
+		t = compileTree(&st)
 	}
-	return &st, false, nil
+	f.cache.Add(s, t)
+	return t, nil
 }
 
-// pruneStatus removes from status the fields that the status schema s does not declare and
+// pruneStatus removes from status the fields that the status tree t does not declare and
 // returns the result and the paths removed (".status.extra", ".status.conditions[*].extra"),
-// sorted. preserveAll: the kind keeps unknown fields everywhere (nothing is removed). status is
-// not modified: maps and lists are copied where something under them is removed.
-func pruneStatus(status map[string]any, s *spec.Schema, preserveAll bool) (map[string]any, []string) {
-	if preserveAll || status == nil {
+// sorted. A nil t removes nothing. status is not modified: maps and lists are copied where
+// something under them is removed.
+func pruneStatus(status map[string]any, t *fieldTree) (map[string]any, []string) {
+	if t == nil || status == nil {
 		return status, nil
 	}
-	dropped := map[string]bool{}
-	if s == nil { // the kind declares no status: nothing of it can be written
+	p := pruner{path: []string{".status"}}
+	if t.none { // the kind declares no status: nothing of it can be written
 		for k := range status {
-			dropped[".status."+k] = true
+			p.drop(k)
 		}
-		return nil, slices.Sorted(maps.Keys(dropped))
+		return nil, p.sorted()
 	}
-	out, _ := pruneValue(status, s, ".status", dropped)
+	out, _ := p.value(status, t)
 	m, _ := out.(map[string]any)
-	return m, slices.Sorted(maps.Keys(dropped))
+	return m, p.sorted()
 }
 
-// pruneValue prunes v against s (see pruneStatus); changed says whether anything was removed.
-func pruneValue(v any, s *spec.Schema, path string, dropped map[string]bool) (any, bool) {
-	if s == nil || extBool(s, extIntOrString) || extBool(s, extEmbedded) {
+// pruner walks a status; path is the current field path, one segment per level, joined only
+// for the fields it drops.
+type pruner struct {
+	path    []string
+	dropped map[string]bool
+}
+
+func (p *pruner) drop(k string) {
+	if p.dropped == nil {
+		p.dropped = map[string]bool{}
+	}
+	p.dropped[strings.Join(p.path, "")+"."+k] = true
+}
+
+func (p *pruner) sorted() []string {
+	if len(p.dropped) == 0 {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(p.dropped))
+}
+
+// value prunes v against t; changed says whether anything was removed.
+func (p *pruner) value(v any, t *fieldTree) (any, bool) {
+	if t == nil || t.keep {
 		return v, false
 	}
 	switch val := v.(type) {
@@ -73,29 +154,29 @@ func pruneValue(v any, s *spec.Schema, path string, dropped map[string]bool) (an
 		// An object schema that declares no field and no value schema says nothing about the
 		// shape: keep everything (the apiserver decides). Such a placeholder is also what a
 		// recursive reference resolves to.
-		if len(s.Properties) == 0 && (s.AdditionalProperties == nil || (s.AdditionalProperties.Schema == nil && !s.AdditionalProperties.Allows)) {
+		if len(t.props) == 0 && t.values == nil && !t.anyValues {
 			return v, false
 		}
 		var out map[string]any
 		for k, fv := range val {
-			fs, known := s.Properties[k]
-			var nv any
-			changed := false
-			switch {
-			case known:
-				nv, changed = pruneValue(fv, &fs, path+"."+k, dropped)
-			case s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil:
-				nv, changed = pruneValue(fv, s.AdditionalProperties.Schema, path+"."+k, dropped)
-			case (s.AdditionalProperties != nil && s.AdditionalProperties.Allows) || preserves(s):
-				continue
-			default:
-				dropped[path+"."+k] = true
+			ft, known := t.props[k]
+			if !known {
+				ft = t.values
+			}
+			if ft == nil {
+				if t.anyValues || t.preserve {
+					continue
+				}
+				p.drop(k)
 				if out == nil {
 					out = maps.Clone(val)
 				}
 				delete(out, k)
 				continue
 			}
+			p.path = append(p.path, "."+k)
+			nv, changed := p.value(fv, ft)
+			p.path = p.path[:len(p.path)-1]
 			if changed {
 				if out == nil {
 					out = maps.Clone(val)
@@ -108,19 +189,20 @@ func pruneValue(v any, s *spec.Schema, path string, dropped map[string]bool) (an
 		}
 		return out, true
 	case []any:
-		if s.Items == nil || s.Items.Schema == nil {
+		if t.items == nil {
 			return v, false
 		}
 		var out []any
+		p.path = append(p.path, "[*]")
 		for i, e := range val {
-			ne, changed := pruneValue(e, s.Items.Schema, path+"[*]", dropped)
-			if changed {
+			if ne, changed := p.value(e, t.items); changed {
 				if out == nil {
 					out = slices.Clone(val)
 				}
 				out[i] = ne
 			}
 		}
+		p.path = p.path[:len(p.path)-1]
 		if out == nil {
 			return v, false
 		}
@@ -128,8 +210,6 @@ func pruneValue(v any, s *spec.Schema, path string, dropped map[string]bool) (an
 	}
 	return v, false
 }
-
-func preserves(s *spec.Schema) bool { return extBool(s, extPreserveUnknown) }
 
 func extBool(s *spec.Schema, name string) bool {
 	b, ok := s.Extensions.GetBool(name)

@@ -2,11 +2,15 @@ package aggregator
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/statusfold/statusfold/webhooks/check"
 )
 
 // schemaOf parses a JSON schema for the test cases.
@@ -17,6 +21,31 @@ func schemaOf(t *testing.T, js string) *spec.Schema {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// oneSchema resolves every kind to one root schema.
+type oneSchema struct{ s *spec.Schema }
+
+func (o oneSchema) ResolveSchema(schema.GroupVersionKind) (*spec.Schema, error) { return o.s, nil }
+
+// treeOf compiles the status tree of a kind whose root schema has the given status schema
+// ("": the kind declares no status); preserveAll: the root preserves unknown fields.
+func treeOf(t *testing.T, status string, preserveAll bool) *fieldTree {
+	t.Helper()
+	root := `{"type":"object","properties":{"spec":{"type":"object"}`
+	if status != "" {
+		root += `,"status":` + status
+	}
+	root += `}`
+	if preserveAll {
+		root += `,"x-kubernetes-preserve-unknown-fields":true`
+	}
+	root += `}`
+	tree, err := newFieldTrees().statusTree(oneSchema{schemaOf(t, root)}, schema.GroupVersionKind{Kind: "Widget"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
 }
 
 func jsonMap(t *testing.T, js string) map[string]any {
@@ -71,13 +100,10 @@ func TestPruneStatus(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var s *spec.Schema
-			if tc.schema != "" {
-				s = schemaOf(t, tc.schema)
-			}
+			tree := treeOf(t, tc.schema, tc.preserveAll)
 			in := jsonMap(t, tc.in)
 			before := jsonMap(t, tc.in)
-			got, dropped := pruneStatus(in, s, tc.preserveAll)
+			got, dropped := pruneStatus(in, tree)
 			want := jsonMap(t, tc.want)
 			if !equality.Semantic.DeepEqual(got, want) {
 				g, _ := json.Marshal(got)
@@ -91,4 +117,72 @@ func TestPruneStatus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deploymentStatusSchema is the status schema of apps/v1 Deployment as an apiserver publishes
+// it (webhooks/check/testdata/apps-v1.json, from /openapi/v3/apis/apps/v1).
+func deploymentStatusSchema(t testing.TB) *fieldTree {
+	t.Helper()
+	schemas, err := check.LoadSchemas(filepath.Join("..", "webhooks", "check", "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := newFieldTrees().statusTree(schemas, schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
+
+const reportedDeploymentStatus = `{"observedGeneration":3,"replicas":3,"updatedReplicas":3,"readyReplicas":3,"availableReplicas":3,
+	"terminatingReplicas":0,"collisionCount":1,
+	"conditions":[
+		{"type":"Available","status":"True","lastUpdateTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"MinimumReplicasAvailable","message":"ok"},
+		{"type":"Progressing","status":"True","lastUpdateTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"NewReplicaSetAvailable","message":"done"}]}`
+
+// TestPruneStatusDeploymentSchema prunes against the real Deployment schema: every field of a
+// current Deployment status is kept; fields of a newer version are dropped, at any depth.
+func TestPruneStatusDeploymentSchema(t *testing.T) {
+	tree := deploymentStatusSchema(t)
+	if tree == nil || tree.none || len(tree.props) == 0 {
+		t.Fatalf("Deployment status tree: %+v", tree)
+	}
+	in := jsonMap(t, reportedDeploymentStatus)
+	got, dropped := pruneStatus(in, tree)
+	if len(dropped) > 0 || !equality.Semantic.DeepEqual(got, in) {
+		t.Errorf("a current Deployment status lost %q", dropped)
+	}
+	skewed := jsonMap(t, reportedDeploymentStatus)
+	skewed["extra"] = map[string]any{"a": 1.0}
+	skewed["conditions"].([]any)[1].(map[string]any)["observedGeneration"] = 3.0
+	got, dropped = pruneStatus(skewed, tree)
+	if want := []string{".status.conditions[*].observedGeneration", ".status.extra"}; !slices.Equal(dropped, want) {
+		t.Errorf("dropped %q, want %q", dropped, want)
+	}
+	if !equality.Semantic.DeepEqual(got, in) {
+		g, _ := json.Marshal(got)
+		t.Errorf("pruned skewed status = %s, want the current status", g)
+	}
+}
+
+// BenchmarkPruneStatus: pruning a typical Deployment status (nothing to drop), against the
+// json.Marshal of the same status that every status return already does.
+func BenchmarkPruneStatus(b *testing.B) {
+	tree := deploymentStatusSchema(b)
+	var status map[string]any
+	if err := json.Unmarshal([]byte(reportedDeploymentStatus), &status); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("prune", func(b *testing.B) {
+		for b.Loop() {
+			pruneStatus(status, tree)
+		}
+	})
+	b.Run("baseline-json-marshal", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := json.Marshal(status); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
