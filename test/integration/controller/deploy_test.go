@@ -3,11 +3,13 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusfold/statusfold/aggregator"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -57,8 +59,24 @@ func TestExternalBindingResolution(t *testing.T) {
 	create(t, c, bp)
 	startManager(t, cp, aggregator.Options{BindingResolution: aggregator.BindingResolutionExternal})
 	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 2, 1), applied(1))
-	// No Binding yet: nothing happens (a wait that must time out would be a timing assertion, so
-	// the Binding written below is what the rest checks).
+	// The policy has been reconciled (its condition is written in both modes), and no Binding
+	// was written for it.
+	eventually(t, "the BindingPolicy reconciled", func() error {
+		var p controlv1alpha1.BindingPolicy
+		if err := c.Get(context.Background(), client.ObjectKey{Name: ns}, &p); err != nil {
+			return err
+		}
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == controlv1alpha1.ConditionStatusCollectorsAvailable {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s condition", controlv1alpha1.ConditionStatusCollectorsAvailable)
+	})
+	var none controlv1alpha1.BindingList
+	if err := c.List(context.Background(), &none); err != nil || len(none.Items) > 0 {
+		t.Fatalf("Bindings in external mode before anyone else wrote one: %d (%v)", len(none.Items), err)
+	}
 	b := &controlv1alpha1.Binding{ObjectMeta: metav1.ObjectMeta{Name: ns}}
 	b.Spec.Destinations = []controlv1alpha1.Destination{{ClusterId: "wec1"}}
 	entry := controlv1alpha1.NamespaceScopeDownsyncClause{}
@@ -69,4 +87,13 @@ func TestExternalBindingResolution(t *testing.T) {
 	create(t, c, b)
 	expectReturn(t, c, d, "1", 2)
 	expectResult(t, c, d, ns, ns, "count-wecs", [][]string{{"1"}})
+	// statusfold wrote at most the Binding's status (its condition), never its spec.
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(b), b); err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range b.ManagedFields {
+		if mf.Manager == aggregator.FieldManager && mf.Subresource != "status" {
+			t.Errorf("statusfold owns fields of the Binding's %q: %s", mf.Subresource, mf.FieldsV1.String())
+		}
+	}
 }
