@@ -5,26 +5,44 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 func TestSplitYAML(t *testing.T) {
 	cases := []struct {
 		name string
 		in   string
-		want []string
+		want []map[string]any // each document, parsed
 	}{
-		{"one document", "a: 1\n", []string{"\na: 1\n"}},
-		{"leading separator and comment-only document dropped", "---\n# only a comment\n---\na: 1\n---\nb: 2\n", []string{"\na: 1", "\nb: 2\n"}},
-		{"comment before a document kept with it", "# says what\na: 1\n", []string{"\n# says what\na: 1\n"}},
+		{"one document", "a: 1\n", []map[string]any{{"a": 1.0}}},
+		{"leading separator and comment-only document dropped", "---\n# only a comment\n---\na: 1\n---\nb: 2\n",
+			[]map[string]any{{"a": 1.0}, {"b": 2.0}}},
+		{"comment before a document", "# says what\na: 1\n", []map[string]any{{"a": 1.0}}},
+		{"separator with a comment", "a: 1\n--- # the second\nb: 2\n", []map[string]any{{"a": 1.0}, {"b": 2.0}}},
+		{"CRLF line ends", "a: 1\r\n---\r\nb: 2\r\n", []map[string]any{{"a": 1.0}, {"b": 2.0}}},
+		{"--- inside a block scalar is content", "s: |\n  one\n  ---\n  two\nx: 1\n", []map[string]any{{"s": "one\n---\ntwo\n", "x": 1.0}}},
+		{"a value that starts with ---", "a: 1\nb: \"---\"\n", []map[string]any{{"a": 1.0, "b": "---"}}},
+		{"no trailing newline", "a: 1\n---\nb: 2", []map[string]any{{"a": 1.0}, {"b": 2.0}}},
 	}
 	for _, tc := range cases {
-		var got []string
-		for _, d := range splitYAML([]byte(tc.in)) {
-			got = append(got, string(d))
-		}
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			docs, err := splitYAML([]byte(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []map[string]any
+			for _, d := range docs {
+				var m map[string]any
+				if err := yaml.Unmarshal(d, &m); err != nil {
+					t.Fatalf("document %q: %v", d, err)
+				}
+				got = append(got, m)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
 
