@@ -1,6 +1,6 @@
 package aggregator
 
-// ReturnMode is what statusfold puts into a workload object's own `.status` (SPEC §5).
+// ReturnMode is what statusfold puts into a workload object's own `.status` (docs/rules.md "Status return").
 type ReturnMode int
 
 // The status return modes.
@@ -45,10 +45,10 @@ type ReturnDecision struct {
 	Reason string
 }
 
-// returnCheck is one row group of the SPEC §5 truth table: it either decides or passes.
+// returnCheck is one row group of the docs/rules.md "Status return" truth table: it either decides or passes.
 type returnCheck func(in ReturnInput) (ReturnDecision, bool)
 
-// returnChecks is the SPEC §5 truth table as an ordered chain; the first check that decides wins.
+// returnChecks is the docs/rules.md "Status return" truth table as an ordered chain; the first check that decides wins.
 var returnChecks = []returnCheck{
 	// Neither kind of return requested: nothing of ours, and no label.
 	func(in ReturnInput) (ReturnDecision, bool) {
@@ -72,7 +72,7 @@ var returnChecks = []returnCheck{
 	},
 }
 
-// DecideReturn applies the SPEC §5 truth table.
+// DecideReturn applies the docs/rules.md "Status return" truth table.
 func DecideReturn(in ReturnInput) ReturnDecision {
 	for _, check := range returnChecks {
 		if d, ok := check(in); ok {

@@ -1,15 +1,15 @@
 // Package aggregator is statusfold's reconciler: the thin controller layer over the pure engines
 // in policy/. It
 //
-//   - resolves BindingPolicies into Bindings (SPEC §1), unless told that another controller
+//   - resolves BindingPolicies into Bindings (docs/rules.md "Bindings"), unless told that another controller
 //     (e.g. KubeStellar's) writes them;
 //   - watches the WorkStatus objects of its WDS in the ITS and prunes them with the
-//     ContentClassifiers (SPEC §6);
+//     ContentClassifiers (docs/rules.md "ContentClassifier");
 //   - keeps one CombinedStatus per (workload object, BindingPolicy) pair that references
-//     collectors, evaluated incrementally by the collector engine (SPEC §4);
+//     collectors, evaluated incrementally by the collector engine (docs/rules.md "CombinedStatus");
 //   - returns reported state into the workload object's own `.status` — a copy for one WEC, an
 //     aggregate by the Rego engine for several — and maintains `kubestellar.io/executing-count`
-//     (SPEC §5);
+//     (docs/rules.md "Status return");
 //   - reports problems of StatusCollectors, ContentClassifiers and BindingPolicies in their status.
 //
 // Entry points. A process that owns its manager calls Run; one that builds its own manager (the

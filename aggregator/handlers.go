@@ -306,7 +306,7 @@ const DefaultVersionRefreshDelay = 5 * time.Second
 // changes none of them (a status write, statusfold's own included) changes only the
 // resourceVersion the Bindings record, so it re-resolves only the policies whose Binding lists the
 // object, after versionRefresh: the updates of that delay coalesce into one Binding write per
-// policy (SPEC §1 Bindings list resourceVersions), instead of one per update.
+// policy (Bindings list resourceVersions: docs/rules.md "Bindings"), instead of one per update.
 func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 	return func(o, n client.Object) {
 		obj := n

@@ -425,13 +425,13 @@ func (a *Aggregator) ensureReportNamespace(ctx context.Context) error {
 	return nil
 }
 
-// neverWritten are the resources whose objects statusfold never writes (SPEC §5).
+// neverWritten are the resources whose objects statusfold never writes (docs/rules.md "Status return").
 var neverWritten = map[schema.GroupResource]bool{
 	{Group: "", Resource: "namespaces"}:                                    true,
 	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: true,
 }
 
-// returnStatus applies the SPEC §5 decision to the object's own status and executing-count label.
+// returnStatus applies the docs/rules.md "Status return" decision to the object's own status and executing-count label.
 func (a *Aggregator) returnStatus(ctx context.Context, in *objectInputs) (bool, error) {
 	if in.obj == nil {
 		a.returned.forget(in.key)

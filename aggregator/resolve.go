@@ -80,7 +80,7 @@ func selectorsMatch(sels []metav1.LabelSelector, set map[string]string, fldPath 
 	return false, errs
 }
 
-// matchClause reports whether obj satisfies every criterion of a downsync clause (SPEC §1).
+// matchClause reports whether obj satisfies every criterion of a downsync clause (docs/rules.md "Bindings").
 // nsLabels are the labels of the object's Namespace (nil for a cluster-scoped object or an
 // unknown namespace).
 func matchClause(t *controlv1alpha1.DownsyncObjectTest, obj *WorkloadObject, nsLabels map[string]string, fldPath *field.Path) (bool, field.ErrorList) {
@@ -144,7 +144,7 @@ func selectClusters(sels []metav1.LabelSelector, clusters []InventoryCluster) ([
 	return slices.Compact(names), errs
 }
 
-// ResolveBinding computes the spec of the Binding of policy bp (SPEC §1): every object that matches
+// ResolveBinding computes the spec of the Binding of policy bp (docs/rules.md "Bindings"): every object that matches
 // at least one clause, with the modulations of the matching clauses combined (booleans ORed,
 // collector names unioned and sorted), and the selected clusters as destinations. Problems in the
 // policy (invalid selectors) are returned as field errors; the rest of the policy still applies.

@@ -341,7 +341,7 @@ func (p *prunerCache) forget(name string) {
 }
 
 // classifierName is the name of the ContentClassifier for a resource: resource.version.group,
-// or resource.version for the core group (SPEC §6).
+// or resource.version for the core group (docs/rules.md "ContentClassifier").
 func classifierName(gvr schema.GroupVersionResource) string {
 	if gvr.Group == "" {
 		return gvr.Resource + "." + gvr.Version

@@ -29,7 +29,7 @@ import (
 )
 
 // labelExecutingCount is the label statusfold keeps on workload objects whose reported state is
-// returned (SPEC §5).
+// returned (docs/rules.md "Status return").
 const labelExecutingCount = "kubestellar.io/executing-count"
 
 // defaultWDSName is the WDS name `statusfold manager` and `statusfold local` use by default.

@@ -185,7 +185,7 @@ type WEC struct {
 }
 
 // Returned computes what goes into the WDS object's .status: a copy (one WEC; observedGeneration
-// per SPEC §5) or an aggregate (several). obj is the WDS object (its metadata.generation matters)
+// per docs/rules.md "Status return") or an aggregate (several). obj is the WDS object (its metadata.generation matters)
 // without .status. A nil result means "nothing to write" (no WEC, or none has reported).
 func (e *Engine) Returned(gk schema.GroupKind, obj map[string]any, wecs []WEC) (map[string]any, error) {
 	s, _ := e.pool.Get().(*State)

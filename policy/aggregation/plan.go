@@ -77,7 +77,7 @@ func parsePlan(v any) (*plan, error) {
 		return nil, err
 	}
 	if _, ok := p.index["observedGeneration"]; !ok {
-		// The SPEC §5 rule applies unless a module says otherwise.
+		// The docs/rules.md "Status return" rule applies unless a module says otherwise.
 		p.fields = append(p.fields, fieldPlan{name: "observedGeneration", op: opGeneration})
 		p.index["observedGeneration"] = len(p.fields) - 1
 	}

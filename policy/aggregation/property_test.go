@@ -348,7 +348,7 @@ func genCalmWECs(t *testing.T, r *rand.Rand, gk schema.GroupKind, g generator, o
 	return wecs
 }
 
-// current restates SPEC §5's rule for the oracle.
+// current restates the observedGeneration rule (docs/rules.md "Status return") for the oracle.
 func current(w WEC, gen int64) bool {
 	d := w.Details
 	if w.Status == nil || d == nil || d.LastGeneration < gen || !d.LastGenerationIsApplied {
@@ -390,7 +390,7 @@ func healthOf(t *testing.T, gk schema.GroupKind, obj map[string]any) health.Stat
 
 // gatedOnGeneration are the kinds whose Argo CD check returns Progressing for a stale
 // observedGeneration before it looks for Degraded: a lagging WEC hides another WEC's Degraded
-// until it catches up (SPEC §5's observedGeneration rule; docs/aggregation.md).
+// until it catches up (the observedGeneration rule of docs/rules.md "Status return"; docs/aggregation.md).
 var gatedOnGeneration = map[schema.GroupKind]bool{
 	{Group: "apps", Kind: "Deployment"}: true,
 	{Group: "apps", Kind: "ReplicaSet"}: true,

@@ -391,7 +391,7 @@ func wecDoc(w WEC) map[string]any {
 	return d
 }
 
-// isCurrent is SPEC §5's currency of one WEC: the WorkStatus says the WDS generation gen (or a
+// isCurrent is the currency of one WEC (docs/rules.md "Status return"): the WorkStatus says the WDS generation gen (or a
 // later one) reached the WEC and was applied there, and — when the WEC copy's own generation is
 // known — the reported status has observed it. A WEC without statusDetails, or that has reported
 // nothing, is not known to be current.
@@ -462,7 +462,7 @@ func (s *State) Result() (map[string]any, error) {
 	return out, nil
 }
 
-// copyStatus is the one-WEC result: a copy, except observedGeneration (SPEC §5).
+// copyStatus is the one-WEC result: a copy, except observedGeneration (docs/rules.md "Status return").
 func copyStatus(w *wecMeta, gen int64) map[string]any {
 	out := runtime.DeepCopyJSONValue(NormalizeNumbers(w.Status)).(map[string]any)
 	if _, has := out["observedGeneration"]; has {

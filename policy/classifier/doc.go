@@ -1,4 +1,4 @@
-// Package classifier is the pure engine for ContentClassifier objects (SPEC §6): it validates
+// Package classifier is the pure engine for ContentClassifier objects (docs/rules.md "ContentClassifier"): it validates
 // them and applies their `dontPropagatePointers` under `status` to reported state.
 //
 // It imports no client-go or controller-runtime; the admission webhook, `statusfold validate`
@@ -13,7 +13,7 @@
 // group); ParseName turns it into the GroupVersionResource it applies to.
 //
 // Pruning uses only the valid `dontPropagatePointers` whose first token is "status", with that
-// token removed: invalid entries are ignored, as SPEC §6 says, so a classifier that got in while
+// token removed: invalid entries are ignored, as docs/rules.md "ContentClassifier" says, so a classifier that got in while
 // the webhook was away still applies its valid overrides. Prune never modifies its input: it
 // copies the maps and lists along the pruned paths and shares everything else, so its result
 // must be treated as read-only too. A pointer token addresses a map key, or a list element when

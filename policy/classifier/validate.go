@@ -56,7 +56,7 @@ func ParseName(name string, fldPath *field.Path) (schema.GroupVersionResource, f
 	return gvr, nil
 }
 
-// Validate runs every rule of SPEC §6 on cc and returns the violations as field errors: the name
+// Validate runs every rule of docs/rules.md "ContentClassifier" on cc and returns the violations as field errors: the name
 // format (at metadata.name) and the pointer rules (at spec.desiredStatePointers[i] and
 // spec.dontPropagatePointers[i]).
 func Validate(cc *controlv1alpha1.ContentClassifier) field.ErrorList {

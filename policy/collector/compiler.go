@@ -22,7 +22,7 @@ import (
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
-// The CEL variables of a collector expression (SPEC §3).
+// The CEL variables of a collector expression (docs/rules.md "Collectors").
 const (
 	varInventory   = "inventory"
 	varObj         = "obj"
@@ -35,7 +35,7 @@ const (
 	fieldLastReturnedUpdateTimestamp = "lastReturnedUpdateTimestamp"
 )
 
-// Limits of SPEC §3.
+// Limits of docs/rules.md "Collectors".
 const (
 	// MaxExpressionLength is the longest expression accepted, in characters.
 	MaxExpressionLength = 10000

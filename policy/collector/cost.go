@@ -9,7 +9,7 @@ import (
 	"k8s.io/apiserver/pkg/cel/library"
 )
 
-// Size assumptions of SPEC §3 for the static cost estimate. Reported state has no schema, so a
+// Size assumptions of docs/rules.md "Collectors" for the static cost estimate. Reported state has no schema, so a
 // dynamic list or map counts as at most dynMaxElements elements and a dynamic string as at most
 // dynMaxStringBytes bytes.
 const (

@@ -1,6 +1,6 @@
 // Package collector is statusfold's StatusCollector engine: it compiles the CEL expressions of
 // StatusCollector specs once, and evaluates them over the per-WEC reported state of one workload
-// object to produce the `results` of a CombinedStatus (SPEC §3).
+// object to produce the `results` of a CombinedStatus (docs/rules.md "Collectors").
 //
 // It is a pure engine: it takes plain inputs (API types, decoded JSON) and returns plain results,
 // and imports no Kubernetes client. The admission webhook, the controller and `statusfold eval`

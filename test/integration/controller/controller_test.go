@@ -25,7 +25,7 @@ import (
 var readyOf = map[string]int64{"wec1": 3, "wec2": 1, "wec3": 2}
 
 // TestController runs the reconciler in-process against one real apiserver and checks the
-// scenarios of SPEC §1, §4, §5 and §6. Scenarios use their own namespaces, objects and policies.
+// scenarios of docs/rules.md ("Bindings", "CombinedStatus", "Status return", "ContentClassifier"). Scenarios use their own namespaces, objects and policies.
 func TestController(t *testing.T) {
 	cp := framework.RunControlPlane(t)
 	c := cp.Client
@@ -127,7 +127,7 @@ func bindingLists(t *testing.T, c client.Client, policyName string, ns, name str
 	})
 }
 
-// testTruthTable checks every row of the SPEC §5 table on its own object.
+// testTruthTable checks every row of the docs/rules.md "Status return" table on its own object.
 func testTruthTable(t *testing.T, c client.Client) {
 	rows := []struct {
 		name             string
@@ -251,7 +251,7 @@ func testSeedCollectors(t *testing.T, c client.Client) {
 	expectResult(t, c, d, ns, ns, "not-as-available-as-desired", [][]string{{"wec2"}})
 	cs := expectResult(t, c, d, ns, ns, "full-status", [][]string{
 		{"wec1", jsonCell(t, deploymentStatus(3, 3, 1))}, {"wec2", jsonCell(t, deploymentStatus(3, 1, 1))}, {"wec3", "null"}})
-	// Metadata of SPEC §4.
+	// Metadata of docs/rules.md "CombinedStatus".
 	wantLabels := map[string]string{
 		controlv1alpha1.LabelCombinedStatusAPIGroup: "apps", controlv1alpha1.LabelCombinedStatusResource: "deployments",
 		controlv1alpha1.LabelCombinedStatusNamespace: ns, controlv1alpha1.LabelCombinedStatusName: "web",
