@@ -120,27 +120,15 @@ func (c *catalog) resources(force bool) []resourceInfo {
 func discover(disc discovery.DiscoveryInterface, prev map[schema.GroupResource]resourceInfo) (byGR map[schema.GroupResource]resourceInfo, failed map[string]bool, complete bool) {
 	failed = map[string]bool{}
 	lists, err := discovery.ServerPreferredResources(disc)
-	if err != nil {
-		var gdf *discovery.ErrGroupDiscoveryFailed
-		if !errors.As(err, &gdf) {
-			return nil, nil, false
-		}
-		for gv := range gdf.Groups {
-			failed[gv.Group] = true
-		}
+	if !partial(err, failed) {
+		return nil, nil, false
 	}
 	// Status subresources are listed in every version; preferred lists may omit them, so look
 	// them up across all versions.
 	withStatus := map[schema.GroupResource]bool{}
 	_, all, err := disc.ServerGroupsAndResources()
-	if err != nil {
-		var gdf *discovery.ErrGroupDiscoveryFailed
-		if !errors.As(err, &gdf) {
-			return nil, nil, false
-		}
-		for gv := range gdf.Groups {
-			failed[gv.Group] = true
-		}
+	if !partial(err, failed) {
+		return nil, nil, false
 	}
 	for _, l := range all {
 		gv, _ := schema.ParseGroupVersion(l.GroupVersion)
@@ -173,6 +161,22 @@ func discover(disc discovery.DiscoveryInterface, prev map[schema.GroupResource]r
 		}
 	}
 	return byGR, failed, true
+}
+
+// partial reports whether a discovery call's result is usable: no error, or a failure of some
+// groups only, which it adds to failed.
+func partial(err error, failed map[string]bool) bool {
+	if err == nil {
+		return true
+	}
+	var gdf *discovery.ErrGroupDiscoveryFailed
+	if !errors.As(err, &gdf) {
+		return false
+	}
+	for gv := range gdf.Groups {
+		failed[gv.Group] = true
+	}
+	return true
 }
 
 // errUncertain: a resource is unknown while discovery of its group fails; it may exist.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -19,16 +18,10 @@ import (
 	"github.com/statusfold/statusfold/test/framework"
 )
 
-// runStatus runs `statusfold status` with args and returns its output and error.
+// runStatus runs `statusfold status` with args.
 func runStatus(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := newStatusCommand()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(context.Background())
-	return out.String(), err
+	return runCLI(t, append([]string{"status"}, args...)...)
 }
 
 // TestStatusSeparateITS: with the WDS and the ITS in two apiservers, `statusfold status` reads the

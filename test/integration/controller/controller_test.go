@@ -687,15 +687,7 @@ func testFieldTaken(t *testing.T, c client.Client) {
 	create(t, c, policy(ns, []string{"wec1"}, clause("apps", "deployments", ns, []string{"web"}, singleton)))
 	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 3, d.Generation), applied(d.Generation))
 	expectReturn(t, c, d, "1", 3)
-	other := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": d.Name, "namespace": ns},
-		"status":   map[string]any{"readyReplicas": int64(3)},
-	}}
-	if err := c.SubResource("status").Apply(context.Background(), client.ApplyConfigurationFromUnstructured(other),
-		client.FieldOwner("other-controller"), client.ForceOwnership); err != nil {
-		t.Fatal(err)
-	}
+	takeStatusField(t, c, d, "readyReplicas", 3)
 	// The WEC's state changes: availableReplicas follows it, readyReplicas stays the other's.
 	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 2, d.Generation), applied(d.Generation))
 	eventually(t, "availableReplicas returned, readyReplicas left to the other manager", func() error {

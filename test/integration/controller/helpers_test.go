@@ -226,6 +226,21 @@ func deploymentStatus(replicas, ready int64, gen int64) map[string]any {
 	}
 }
 
+// takeStatusField has another field manager ("other-controller") take a status field of the
+// Deployment with the given value, by a forced server-side apply.
+func takeStatusField(t *testing.T, c client.Client, d *appsv1.Deployment, field string, value int64) {
+	t.Helper()
+	other := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": d.Name, "namespace": d.Namespace},
+		"status":   map[string]any{field: value},
+	}}
+	if err := c.SubResource("status").Apply(context.Background(), client.ApplyConfigurationFromUnstructured(other),
+		client.FieldOwner("other-controller"), client.ForceOwnership); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // getObject reads an object as unstructured, straight from the apiserver.
 func getObject(c client.Client, gvkObj client.Object, ns, name string) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}

@@ -117,6 +117,22 @@ func events(c client.Client, ns, name, reason string) ([]eventsv1.Event, error) 
 	return out, nil
 }
 
+// expectEvent waits for a Warning Event with the reason about the named object (ns "" for a
+// cluster-scoped one) whose note contains text.
+func expectEvent(t *testing.T, c client.Client, ns, name, reason, text string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%s Event on %s", reason, name), func() error {
+		evs, err := events(c, ns, name, reason)
+		if err != nil {
+			return err
+		}
+		if len(evs) == 0 || !strings.Contains(evs[0].Note, text) || evs[0].Type != "Warning" {
+			return fmt.Errorf("events %+v", evs)
+		}
+		return nil
+	})
+}
+
 // counter reads a counter of controller-runtime's registry (statusfold's metrics are there) with
 // the given label value (label "" : no label).
 func counter(t *testing.T, name, label, value string) float64 {
@@ -218,16 +234,7 @@ func TestSchemaSkew(t *testing.T) {
 		if _, found, _ := unstructured.NestedFieldNoCopy(u.Object, "status", "extra"); found {
 			t.Errorf("status.extra written: %v", u.Object["status"])
 		}
-		eventually(t, "StatusFieldsDropped Event on the Deployment", func() error {
-			evs, err := events(c, ns, "web", "StatusFieldsDropped")
-			if err != nil {
-				return err
-			}
-			if len(evs) == 0 || !strings.Contains(evs[0].Note, ".status.extra") || evs[0].Type != "Warning" {
-				return fmt.Errorf("events %+v", evs)
-			}
-			return nil
-		})
+		expectEvent(t, c, ns, "web", "StatusFieldsDropped", ".status.extra")
 		if after := counter(t, "statusfold_status_fields_dropped_total", "reason", "schema"); after < before+1 {
 			t.Errorf("statusfold_status_fields_dropped_total{reason=schema} went from %v to %v, want at least +1", before, after)
 		}
@@ -263,16 +270,7 @@ func TestSchemaSkew(t *testing.T) {
 			}
 			return nil
 		})
-		eventually(t, "StatusFieldsDropped Event on the Gauge", func() error {
-			evs, err := events(c, ns, "g1", "StatusFieldsDropped")
-			if err != nil {
-				return err
-			}
-			if len(evs) == 0 || !strings.Contains(evs[0].Note, ".status.extra") {
-				return fmt.Errorf("events %+v", evs)
-			}
-			return nil
-		})
+		expectEvent(t, c, ns, "g1", "StatusFieldsDropped", ".status.extra")
 	})
 }
 
@@ -311,16 +309,7 @@ func TestPanicInOneEvaluation(t *testing.T) {
 		Namespace: ns, Name: rs.Name}, map[string]any{"replicas": int64(2), "readyReplicas": int64(2)}, applied(1))
 	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 3, 1), applied(1))
 	expectReturn(t, c, d, "1", 3)
-	eventually(t, "ReconcileFailed Event on the ReplicaSet", func() error {
-		evs, err := events(c, ns, "rs", "ReconcileFailed")
-		if err != nil {
-			return err
-		}
-		if len(evs) == 0 || !strings.Contains(evs[0].Note, "injected panic") {
-			return fmt.Errorf("events %+v", evs)
-		}
-		return nil
-	})
+	expectEvent(t, c, ns, "rs", "ReconcileFailed", "injected panic")
 	if n := counter(t, "statusfold_errors_total", "where", "panic"); n < panicsBefore+2 {
 		t.Errorf("statusfold_errors_total{where=panic} = %v, want at least %v (retried)", n, panicsBefore+2)
 	}
@@ -367,16 +356,7 @@ func TestFailuresVisible(t *testing.T) {
 	w := customObject(t, c, widgetGVK, ns, "w1")
 	create(t, c, policy("visible", []string{"wec1"}, clause("example.com", "widgets", ns, []string{"w1"}, singleton)))
 	report(t, c, "wec1", customRef(widgetGVK, "widgets", w), map[string]any{"phase": "Ready"}, applied(1))
-	eventually(t, "ReconcileFailed Event on the Widget", func() error {
-		evs, err := events(c, ns, "w1", "ReconcileFailed")
-		if err != nil {
-			return err
-		}
-		if len(evs) == 0 || !strings.Contains(evs[0].Note, "forbidden") || evs[0].Type != "Warning" {
-			return fmt.Errorf("events %+v", evs)
-		}
-		return nil
-	})
+	expectEvent(t, c, ns, "w1", "ReconcileFailed", "forbidden")
 	eventually(t, "the failure in the log at default verbosity", func() error {
 		if l := logs.String(); !strings.Contains(l, "ReconcileFailed") || !strings.Contains(l, "forbidden") {
 			return fmt.Errorf("not logged")
@@ -449,16 +429,7 @@ func TestUnlistableResource(t *testing.T) {
 	report(t, c, "wec1", deploymentRef(d2), deploymentStatus(2, 1, 1), applied(1))
 	expectReturn(t, c, d2, "1", 1)
 	expectReturn(t, c, d, "1", 3)
-	eventually(t, "ResourceNotListed Event on the BindingPolicy", func() error {
-		evs, err := events(c, "", "everything", "ResourceNotListed")
-		if err != nil {
-			return err
-		}
-		if len(evs) == 0 || !strings.Contains(evs[0].Note, "brokens") {
-			return fmt.Errorf("events %+v", evs)
-		}
-		return nil
-	})
+	expectEvent(t, c, "", "everything", "ResourceNotListed", "brokens")
 	if !strings.Contains(logs.String(), "brokens") {
 		t.Errorf("the unlistable resource is not named in the log at default verbosity")
 	}
@@ -477,15 +448,7 @@ func TestConflictNotReapplied(t *testing.T) {
 	create(t, c, policy(ns, []string{"wec1"}, clause("apps", "deployments", ns, []string{"web"}, singleton)))
 	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 3, 1), applied(1))
 	expectReturn(t, c, d, "1", 3)
-	other := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": d.Name, "namespace": ns},
-		"status":   map[string]any{"readyReplicas": int64(3)},
-	}}
-	if err := c.SubResource("status").Apply(context.Background(), client.ApplyConfigurationFromUnstructured(other),
-		client.FieldOwner("other-controller"), client.ForceOwnership); err != nil {
-		t.Fatal(err)
-	}
+	takeStatusField(t, c, d, "readyReplicas", 3)
 	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 2, 1), applied(1))
 	expectAvailable := func(want int64) {
 		t.Helper()
