@@ -462,7 +462,7 @@ func (a *Aggregator) returnStatus(ctx context.Context, in *objectInputs) (bool, 
 		status, err = a.computeReturn(in, qs)
 		if err != nil {
 			a.metrics.errors.WithLabelValues("aggregation").Inc()
-			a.recorder.Eventf(in.obj, nil, corev1.EventTypeWarning, "AggregationFailed", "ReturnStatus", "%s", err.Error())
+			a.failure(in.key, "AggregationFailed", "%v", err)
 			return false, nil // retried when an input changes
 		}
 	}
