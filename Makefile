@@ -67,8 +67,10 @@ envtest-assets: ## Build kube-apiserver, etcd and kubectl from Go modules into $
 	@K8S_VERSION=$(K8S_VERSION) hack/envtest-assets.sh "$(ENVTEST_ASSETS_DIR)" >/dev/null
 
 .PHONY: run
-run: envtest-assets ## Run the embedded default: `statusfold local --demo` (local control plane, controller, webhooks, samples, simulated WECs).
-	go run ./cmd/statusfold local --demo
+# The binary is built and run, not `go run`: `go run` exits 1 when Ctrl-C reaches it, however
+# cleanly the program stops, and make would report that as an error.
+run: envtest-assets build ## Run the embedded default: `statusfold local --demo` (local control plane, controller, webhooks, samples, simulated WECs).
+	bin/statusfold local --demo
 
 ##@ Test
 
