@@ -62,6 +62,22 @@ verify: ## Check, changing no file, that generated code and manifests are curren
 build: ## Build bin/statusfold.
 	go build -o bin/statusfold ./cmd/statusfold
 
+# `make image`: the image is built by hack/image (go-containerregistry, a module of its own) from a
+# static binary, without a container engine.
+VERSION                ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION               ?= $(shell git rev-parse HEAD 2>/dev/null)
+IMAGE_DIR              ?= $(CURDIR)/bin/image
+IMAGE_ARCH             ?= $(shell go env GOARCH)
+IMAGE_REF              ?= ghcr.io/statusfold/statusfold:$(VERSION)
+
+.PHONY: image
+image: ## Build the OCI image (static binary, CA bundle, user 65532) into $(IMAGE_DIR)/oci (OCI layout) and $(IMAGE_DIR)/statusfold.tar (docker/podman load), no container engine needed.
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" \
+	  -o "$(IMAGE_DIR)/linux-$(IMAGE_ARCH)/statusfold" ./cmd/statusfold
+	cd hack/image && go run . -binary "$(IMAGE_DIR)/linux-$(IMAGE_ARCH)/statusfold" -arch $(IMAGE_ARCH) \
+	  -version "$(VERSION)" -revision "$(REVISION)" -ref "$(IMAGE_REF)" \
+	  -layout "$(IMAGE_DIR)/oci" -tarball "$(IMAGE_DIR)/statusfold.tar"
+
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver, etcd and kubectl from Go modules into $(ENVTEST_ASSETS_DIR) (skipped when present).
 	@K8S_VERSION=$(K8S_VERSION) hack/envtest-assets.sh "$(ENVTEST_ASSETS_DIR)" >/dev/null
