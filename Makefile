@@ -7,6 +7,10 @@ SHELL := /usr/bin/env bash -o pipefail
 K8S_VERSION            ?= v1.37.2
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 CONTROLLER_GEN         ?= go run sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
+# Helm for the chart's tests, built from its module into bin/tools (kept out of the product's go.mod).
+HELM_VERSION           ?= v3.22.0
+HELM                   ?= $(CURDIR)/bin/tools/helm-$(HELM_VERSION)/helm
+export HELM
 
 # The control-plane binaries (kube-apiserver, etcd, kubectl) for envtest and `statusfold local`.
 ENVTEST_ASSETS_DIR     ?= $(HOME)/.cache/statusfold/k8s/$(K8S_VERSION)
@@ -36,6 +40,10 @@ manifests: ## Regenerate deepcopy code, CRDs (config/crd) and RBAC (config/rbac)
 	@mkdir -p config/crd/external
 	cp "$$(go env GOMODCACHE)/open-cluster-management.io/api@$(OCM_API_VERSION)/cluster/v1/0000_00_clusters.open-cluster-management.io_managedclusters.crd.yaml" config/crd/external/
 	@chmod 0644 config/crd/external/*.yaml
+	@# The chart's copies: its CRDs and the generated manager role (templates/rbac.yaml reads it).
+	rm -f charts/statusfold/crds/*.yaml
+	cp config/crd/bases/*.yaml config/crd/external/*.yaml charts/statusfold/crds/
+	cp config/rbac/role.yaml charts/statusfold/files/manager-role.yaml
 
 .PHONY: fmt
 fmt: ## Run gofmt on the code.
@@ -51,8 +59,8 @@ verify: ## Check, changing no file, that generated code and manifests are curren
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	  git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} cp --parents {} "$$tmp" 2>/dev/null || true; \
 	  $(MAKE) --no-print-directory -C "$$tmp" manifests >/dev/null; \
-	  if ! diff -r -q config "$$tmp/config" >/dev/null || ! diff -r -q api "$$tmp/api" >/dev/null; then \
-	    diff -r -u config "$$tmp/config" || true; diff -r -u api "$$tmp/api" || true; \
+	  if ! diff -r -q config "$$tmp/config" >/dev/null || ! diff -r -q api "$$tmp/api" >/dev/null || ! diff -r -q charts "$$tmp/charts" >/dev/null; then \
+	    diff -r -u config "$$tmp/config" || true; diff -r -u api "$$tmp/api" || true; diff -r -u charts "$$tmp/charts" || true; \
 	    echo "generated files are stale: run 'make manifests' and commit"; exit 1; fi
 	@echo "verify: generated files are current"
 
@@ -78,6 +86,12 @@ image: ## Build the OCI image (static binary, CA bundle, user 65532) into $(IMAG
 	  -version "$(VERSION)" -revision "$(REVISION)" -ref "$(IMAGE_REF)" \
 	  -layout "$(IMAGE_DIR)/oci" -tarball "$(IMAGE_DIR)/statusfold.tar"
 
+.PHONY: helm
+helm: $(HELM) ## Build Helm $(HELM_VERSION) from its Go module into bin/tools (for the chart's tests).
+$(HELM):
+	@mkdir -p "$(dir $(HELM))"
+	cd "$(dir $(HELM))" && GOBIN="$(dir $(HELM))" GOFLAGS= go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver, etcd and kubectl from Go modules into $(ENVTEST_ASSETS_DIR) (skipped when present).
 	@K8S_VERSION=$(K8S_VERSION) hack/envtest-assets.sh "$(ENVTEST_ASSETS_DIR)" >/dev/null
@@ -89,7 +103,7 @@ run: envtest-assets ## Run the embedded default: `statusfold local --demo` (loca
 ##@ Test
 
 .PHONY: test
-test: envtest-assets verify vet ## Run all tests (unit, envtest integration) against a real control plane; builds it first if needed.
+test: envtest-assets helm verify vet ## Run all tests (unit, envtest integration) against a real control plane; builds it first if needed.
 	go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
 
 .PHONY: test-unit
