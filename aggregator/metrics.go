@@ -18,6 +18,9 @@ type metrics struct {
 	conflicts   prometheus.Counter     // status applies refused because another manager owns a field
 }
 
+// errorPlaces are the values of statusfold_errors_total's "where" label (docs/controller.md).
+var errorPlaces = []string{"reconcile", "write", "collector", "classifier", "aggregation", "aggregationpolicy", "workstatus", "invalid-status"}
+
 var (
 	metricsOnce sync.Once
 	theMetrics  *metrics
@@ -49,6 +52,11 @@ func newMetrics() *metrics {
 			conflicts: prometheus.NewCounter(prometheus.CounterOpts{
 				Name: "statusfold_status_conflicts_total", Help: "Status returns not written because another field manager owns a field.",
 			}),
+		}
+		// Every error series exists from the start, at 0: alerts and dashboards on
+		// statusfold_errors_total (charts/statusfold) see a rate of 0, not an absent metric.
+		for _, where := range errorPlaces {
+			m.errors.WithLabelValues(where)
 		}
 		ctrlmetrics.Registry.MustRegister(m.evaluations, m.rows, m.errors, m.writes, m.latency, m.conflicts)
 		theMetrics = m

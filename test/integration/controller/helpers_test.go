@@ -130,14 +130,20 @@ func ensureNamespace(t *testing.T, c client.Client, name string) {
 // status means the WEC has reported nothing.
 func report(t *testing.T, c client.Client, wec string, ref controlv1alpha1.SourceRef, status map[string]any, details controlv1alpha1.StatusDetails) {
 	t.Helper()
+	reportNamed(t, c, wdsName, wec, fmt.Sprintf("%s-%s-%s", ref.Resource, ref.Namespace, ref.Name), ref, status, details)
+}
+
+// reportNamed is report for the WDS named wds (the WorkStatus's originWdsName label), in a
+// WorkStatus of the given name.
+func reportNamed(t *testing.T, c client.Client, wds, wec, name string, ref controlv1alpha1.SourceRef, status map[string]any, details controlv1alpha1.StatusDetails) {
+	t.Helper()
 	ctx := context.Background()
-	name := fmt.Sprintf("%s-%s-%s", ref.Resource, ref.Namespace, ref.Name)
 	var ws controlv1alpha1.WorkStatus
 	err := c.Get(ctx, client.ObjectKey{Namespace: wec, Name: name}, &ws)
 	switch {
 	case apierrors.IsNotFound(err):
 		ws = controlv1alpha1.WorkStatus{
-			ObjectMeta:    metav1.ObjectMeta{Namespace: wec, Name: name, Labels: map[string]string{controlv1alpha1.LabelOriginWDSName: wdsName}},
+			ObjectMeta:    metav1.ObjectMeta{Namespace: wec, Name: name, Labels: map[string]string{controlv1alpha1.LabelOriginWDSName: wds}},
 			Spec:          controlv1alpha1.WorkStatusSpec{SourceRef: ref},
 			StatusDetails: details,
 		}
