@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -132,6 +133,25 @@ func TestChartOptions(t *testing.T) {
 		"PrometheusRule/" + namespace + "/statusfold"} {
 		if objs[k] == nil {
 			t.Errorf("no %s in %v", k, keys(objs))
+		}
+	}
+	// External binding resolution: no writes on Bindings (their status stays writable).
+	for mode, objs := range map[string]map[string]*unstructured.Unstructured{"external": objs, "internal": render(t)} {
+		cr := objs["ClusterRole//statusfold-manager"]
+		if cr == nil {
+			t.Fatalf("%s: no ClusterRole statusfold-manager", mode)
+		}
+		rules, _, _ := unstructured.NestedSlice(cr.Object, "rules")
+		writesBindings := false
+		for _, r := range rules {
+			res, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "resources")
+			verbs, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "verbs")
+			if slices.Contains(res, "bindings") && slices.Contains(verbs, "create") {
+				writesBindings = true
+			}
+		}
+		if writesBindings != (mode == "internal") {
+			t.Errorf("%s binding resolution: the ClusterRole grants create on bindings: %v", mode, writesBindings)
 		}
 	}
 	for _, k := range []string{"ValidatingWebhookConfiguration//statusfold-validating-webhook-configuration",
