@@ -368,8 +368,7 @@ func hostIP(t *testing.T) string {
 }
 
 // checkWebhooksServeWithBuiltinCerts: the manager created the certificate Secret, injected its
-// CA into both webhook configurations, and the apiserver calls the webhooks over TLS with it:
-// the seed collectors are admitted, and a bad one is rejected naming the field.
+// CA into both webhook configurations, and the apiserver calls the webhooks with it.
 func checkWebhooksServeWithBuiltinCerts(t *testing.T, c client.Client) {
 	t.Helper()
 	ctx := context.Background()
@@ -398,6 +397,14 @@ func checkWebhooksServeWithBuiltinCerts(t *testing.T, c client.Client) {
 		}
 		return nil
 	})
+	checkWebhooksAdmit(t, c)
+}
+
+// checkWebhooksAdmit: the apiserver calls the webhooks over TLS: the seed collectors are
+// admitted, and a bad one is rejected naming the field.
+func checkWebhooksAdmit(t *testing.T, c client.Client) {
+	t.Helper()
+	ctx := context.Background()
 	bad := &controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "bad"},
 		Spec: controlv1alpha1.StatusCollectorSpec{Select: []controlv1alpha1.NamedExpression{{Name: "x", Def: "returned.status.("}}}}
 	eventually(t, "the validating webhook rejects a bad StatusCollector", func() error {
