@@ -41,7 +41,25 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 		return out
 	}
 
-	helm("install", "statusfold", framework.ChartDir(), "--namespace", namespace, "--create-namespace")
+	// The namespace enforces the restricted Pod Security Standard, as config/manager's does; the
+	// apiserver warns about (and would refuse pods of) a Deployment that breaks it.
+	ns := &unstructured.Unstructured{}
+	ns.SetAPIVersion("v1")
+	ns.SetKind("Namespace")
+	ns.SetName(namespace)
+	ns.SetLabels(map[string]string{"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/warn": "restricted"})
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, warnings, err := framework.HelmOutput(ctx, t, cp.Kubeconfig, "install", "statusfold", framework.ChartDir(), "--namespace", namespace)
+	if err != nil {
+		t.Fatalf("helm install: %v: %s", err, warnings)
+	}
+	t.Logf("helm install: %s", time.Since(start).Round(time.Millisecond))
+	if strings.Contains(warnings, "PodSecurity") {
+		t.Errorf("the manager's pods break the restricted Pod Security Standard:\n%s", warnings)
+	}
 	crds := chartCRDs(t)
 	for _, name := range crds {
 		if _, err := cp.Dynamic.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{}); err != nil {

@@ -35,6 +35,16 @@ func ChartDir() string { return filepath.Join(RepoRoot(), "charts", "statusfold"
 // holding stderr when helm fails.
 func Helm(ctx context.Context, t testing.TB, kubeconfig string, args ...string) (string, error) {
 	t.Helper()
+	out, errOut, err := HelmOutput(ctx, t, kubeconfig, args...)
+	if err != nil {
+		return out, fmt.Errorf("helm %v: %w: %s", args, err, errOut)
+	}
+	return out, nil
+}
+
+// HelmOutput is Helm returning stderr too (where Helm prints the apiserver's warnings).
+func HelmOutput(ctx context.Context, t testing.TB, kubeconfig string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	if kubeconfig != "" {
 		args = append([]string{"--kubeconfig", kubeconfig}, args...)
 	}
@@ -44,8 +54,6 @@ func Helm(ctx context.Context, t testing.TB, kubeconfig string, args ...string) 
 		"HELM_CONFIG_HOME="+filepath.Join(home, "config"), "HELM_DATA_HOME="+filepath.Join(home, "data"))
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("helm %v: %w: %s", args, err, errb.String())
-	}
-	return out.String(), nil
+	err = cmd.Run()
+	return out.String(), errb.String(), err
 }
