@@ -44,6 +44,13 @@ func TestOldFormCombinedStatusRewritten(t *testing.T) {
 	report(t, c, "wec1", deploymentRef(d), map[string]any{"availableReplicas": int64(3), "phase": "Running"}, applied(d.Generation))
 	// wec2 has reported nothing.
 
+	// A first run resolves the Bindings and writes both CombinedStatuses; then the manager stops,
+	// and the CombinedStatuses are put back as the earlier statusfold wrote them, under its CRD.
+	_, stop := startManager(t, cp, aggregator.Options{})
+	expectResult(t, c, d, "values", ns, "full-status", [][]string{{"wec1", `{"availableReplicas":3,"phase":"Running"}`}, {"wec2", "null"}})
+	expectResult(t, c, d, "errors", ns, "count-sum", [][]string{{"1", "3"}})
+	stop()
+
 	setCRDSchema(t, c, "testdata/combinedstatuses-before-kubestellar-wire-format.yaml")
 	oldValues := map[string]any{"name": "full-status", "columnNames": []any{"wec", "status"}, "rows": []any{
 		map[string]any{"columns": []any{
@@ -61,15 +68,27 @@ func TestOldFormCombinedStatusRewritten(t *testing.T) {
 
 	setCRDSchema(t, c, filepath.Join(framework.RepoRoot(), "config/crd/bases/control.kubestellar.io_combinedstatuses.yaml"))
 	// The stored objects are still in the old form: the new schema keeps unknown fields in cells.
-	u := getCombinedStatus(t, c, ns, valuesName)
+	u, err := getCombinedStatus(c, ns, valuesName)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if typ, _, _ := unstructured.NestedString(firstRowCell(t, u, 1), "object", "availableReplicas", "type"); typ != "Number" {
 		t.Fatalf("precondition: the stored Object cell is not in the old form: %v", u.Object["results"])
+	}
+	if u, err = getCombinedStatus(c, ns, errorsName); err != nil {
+		t.Fatal(err)
+	}
+	if count, _, _ := unstructured.NestedString(firstRowCell(t, u, 0), "float"); count != "2" {
+		t.Fatalf("precondition: the stored COUNT is %q, not the old form's 2: %v", count, u.Object["results"])
 	}
 
 	startManager(t, cp, aggregator.Options{})
 
 	eventually(t, "the Object cell rewritten as plain JSON", func() error {
-		u := getCombinedStatus(t, c, ns, valuesName)
+		u, err := getCombinedStatus(c, ns, valuesName)
+		if err != nil {
+			return err
+		}
 		cell := firstRowCell(t, u, 1)
 		obj, _, _ := unstructured.NestedMap(cell, "object")
 		if want := map[string]any{"availableReplicas": int64(3), "phase": "Running"}; fmt.Sprint(obj) != fmt.Sprint(want) {
@@ -78,7 +97,10 @@ func TestOldFormCombinedStatusRewritten(t *testing.T) {
 		return nil
 	})
 	eventually(t, "errors rewritten as rowErrors, the failing row left out of COUNT", func() error {
-		u := getCombinedStatus(t, c, ns, errorsName)
+		u, err := getCombinedStatus(c, ns, errorsName)
+		if err != nil {
+			return err
+		}
 		results, _, _ := unstructured.NestedSlice(u.Object, "results")
 		if len(results) != 1 {
 			return fmt.Errorf("results %v", results)
@@ -167,20 +189,17 @@ func writeOldForm(t *testing.T, c client.Client, d client.Object, policyName str
 		},
 		"results": []any{res},
 	}}
-	if err := c.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(aggregator.FieldManager)); err != nil {
+	if err := c.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(aggregator.FieldManager),
+		client.ForceOwnership); err != nil {
 		t.Fatalf("storing the old-form CombinedStatus: %v", err)
 	}
 	return name
 }
 
-func getCombinedStatus(t *testing.T, c client.Client, ns, name string) *unstructured.Unstructured {
-	t.Helper()
+func getCombinedStatus(c client.Client, ns, name string) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(controlv1alpha1.GroupVersion.WithKind("CombinedStatus"))
-	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
-		t.Fatal(err)
-	}
-	return u
+	return u, c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u)
 }
 
 // firstRowCell is cell k of the first row of the first result.
