@@ -38,12 +38,6 @@ type BindingPolicySpec struct {
 	// lists are unioned.
 	// +optional
 	Downsync []DownsyncPolicyClause `json:"downsync,omitempty"`
-
-	// `wantSingletonReportedState` is the policy-wide form of the clause field of the same name,
-	// kept for compatibility with KubeStellar releases before 0.26: when true it applies to every
-	// clause of this policy.
-	// +optional
-	WantSingletonReportedState bool `json:"wantSingletonReportedState,omitempty"`
 }
 
 // DownsyncPolicyClause identifies some objects (by a predicate) and modulates how they are
