@@ -139,12 +139,9 @@ const (
 type BindingPolicyCondition struct {
 	// `type` of the condition.
 	Type ConditionType `json:"type"`
-	// `status` of the condition: True, False or Unknown.
-	// +kubebuilder:validation:Enum=True;False;Unknown
+	// `status` of the condition: True, False or Unknown. (No enum in the schema: KubeStellar's
+	// schema has none, and its controllers write these conditions too.)
 	Status corev1.ConditionStatus `json:"status"`
-	// `lastUpdateTime` is when the condition was last written.
-	// +optional
-	LastUpdateTime metav1.Time `json:"lastUpdateTime,omitempty"`
 	// `lastTransitionTime` is when the status last changed.
 	// +optional
 	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
