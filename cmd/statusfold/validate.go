@@ -8,21 +8,33 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	admissionv1 "k8s.io/api/admission/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	kjson "sigs.k8s.io/json"
+	admissionerrors "k8s.io/apiserver/pkg/admission/plugin/webhook/errors"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
+	apischeme "github.com/statusfold/statusfold/api/scheme"
+	"github.com/statusfold/statusfold/config"
+	"github.com/statusfold/statusfold/webhooks"
 	"github.com/statusfold/statusfold/webhooks/check"
+	"github.com/statusfold/statusfold/webhooks/offline"
 )
 
 type validateOptions struct {
@@ -80,7 +92,9 @@ type validateResult struct {
 	Valid    bool          `json:"valid"`
 	Errors   []resultError `json:"errors,omitempty"`
 	Warnings []string      `json:"warnings,omitempty"`
-	message  string        // kubectl-style error text
+	// Hints say where a field that the apiserver does not know moved in KubeStellar.
+	Hints   []string `json:"hints,omitempty"`
+	message string   // the error as kubectl prints it
 }
 
 type resultError struct {
@@ -122,22 +136,35 @@ func runValidate(ctx context.Context, out, errOut io.Writer, o *validateOptions)
 	return nil
 }
 
-// kinds are the kinds `validate` checks, with how to decode each.
-var validatedKinds = map[schema.GroupVersionKind]func() any{
-	controlv1alpha1.GroupVersion.WithKind("StatusCollector"):   func() any { return &controlv1alpha1.StatusCollector{} },
-	controlv1alpha1.GroupVersion.WithKind("ContentClassifier"): func() any { return &controlv1alpha1.ContentClassifier{} },
-	controlv1alpha1.GroupVersion.WithKind("BindingPolicy"):     func() any { return &controlv1alpha1.BindingPolicy{} },
-	policyv1alpha1.GroupVersion.WithKind("AggregationPolicy"):  func() any { return &policyv1alpha1.AggregationPolicy{} },
+// validatedKinds are the kinds `validate` checks: how to decode each, and the name of its
+// validating webhook.
+var validatedKinds = map[schema.GroupVersionKind]struct {
+	new     func() any
+	webhook string
+}{
+	controlv1alpha1.GroupVersion.WithKind("StatusCollector"):   {func() any { return &controlv1alpha1.StatusCollector{} }, webhooks.NameValidateStatusCollector},
+	controlv1alpha1.GroupVersion.WithKind("ContentClassifier"): {func() any { return &controlv1alpha1.ContentClassifier{} }, webhooks.NameValidateContentClassifier},
+	controlv1alpha1.GroupVersion.WithKind("BindingPolicy"):     {func() any { return &controlv1alpha1.BindingPolicy{} }, webhooks.NameValidateBindingPolicy},
+	policyv1alpha1.GroupVersion.WithKind("AggregationPolicy"):  {func() any { return &policyv1alpha1.AggregationPolicy{} }, webhooks.NameValidateAggregationPolicy},
 }
 
-// validateDocuments decodes the documents of statusfold's kinds strictly and checks them with
-// the webhooks' Checker.
+// validateDocuments runs on each document of statusfold's kinds what the apiserver runs for
+// `kubectl apply` of it, in the apiserver's order (see docs/admission.md): decoding with strict
+// field validation, the CRD schema's defaults, the mutating webhook, the CRD schema's
+// validation, and then — for objects the schema accepts — the validating webhook's checks
+// (the same check.Checker). Each failure is the error the apiserver would return.
 func validateDocuments(ctx context.Context, docs []document, schemasDir string) ([]validateResult, error) {
+	srv, err := embeddedServer()
+	if err != nil {
+		return nil, err
+	}
+	scheme := apischeme.New()
+	mutating := webhooks.NewStatusCollectorDefaulting(scheme)
 	type decoded struct {
-		doc  document
-		obj  any
-		res  validateResult
-		fail bool
+		obj     any
+		res     validateResult
+		webhook string
+		err     error // the apiserver's, before validating admission
 	}
 	var items []decoded
 	collectors := map[string]*controlv1alpha1.StatusCollector{}
@@ -146,26 +173,36 @@ func validateDocuments(ctx context.Context, docs []document, schemasDir string) 
 			APIVersion string `json:"apiVersion"`
 			Kind       string `json:"kind"`
 			Metadata   struct {
-				Name string `json:"name"`
+				Name any `json:"name"`
 			} `json:"metadata"`
 		}
 		if err := json.Unmarshal(d.json, &meta); err != nil {
 			continue // not an object (e.g. a bare list or string): not one of our kinds
 		}
 		gv, _ := schema.ParseGroupVersion(meta.APIVersion)
-		newObj, ok := validatedKinds[gv.WithKind(meta.Kind)]
-		if !ok {
+		gvk := gv.WithKind(meta.Kind)
+		kind, ok := validatedKinds[gvk]
+		if !ok || !srv.Serves(gvk) {
 			continue
 		}
-		it := decoded{doc: d, obj: newObj(), res: validateResult{File: d.file, Document: d.index, Kind: meta.Kind, Name: meta.Metadata.Name}}
-		strictErrs, err := kjson.UnmarshalStrict(d.json, it.obj)
-		if err == nil && len(strictErrs) > 0 {
-			err = strictError(strictErrs)
+		name, _ := meta.Metadata.Name.(string)
+		it := decoded{webhook: kind.webhook, res: validateResult{File: d.file, Document: d.index, Kind: meta.Kind, Name: name}}
+		var mutate offline.MutateFunc
+		if gvk.Kind == "StatusCollector" {
+			mutate = admissionMutator(mutating, webhooks.NameMutateStatusCollector)
 		}
+		u, warnings, err := srv.Create(ctx, d.json, mutate)
+		it.res.Warnings = warnings
 		if err != nil {
-			it.fail = true
-			it.res.Errors = []resultError{{Type: "StrictDecoding", Message: err.Error()}}
-			it.res.message = fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", meta.Kind, gv.Version, meta.Kind, err)
+			it.err = err
+			items = append(items, it)
+			continue
+		}
+		it.res.Name = u.GetName()
+		// What the validating webhook decodes (controller-runtime's decoder: not strict).
+		it.obj = kind.new()
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, it.obj); err != nil {
+			it.err = admissionerrors.ToStatusErr(kind.webhook, &metav1.Status{Code: http.StatusBadRequest, Message: err.Error()})
 		} else if sc, ok := it.obj.(*controlv1alpha1.StatusCollector); ok {
 			collectors[sc.Name] = sc
 		}
@@ -191,28 +228,35 @@ func validateDocuments(ctx context.Context, docs []document, schemasDir string) 
 	}
 	results := make([]validateResult, 0, len(items))
 	for _, it := range items {
-		if !it.fail {
+		if it.err == nil {
 			var errs field.ErrorList
 			var warnings []string
+			var gk schema.GroupKind
 			switch obj := it.obj.(type) {
 			case *controlv1alpha1.StatusCollector:
 				errs, warnings = checker.StatusCollector(ctx, obj)
+				gk = obj.GroupVersionKind().GroupKind()
 			case *controlv1alpha1.ContentClassifier:
 				errs, warnings = checker.ContentClassifier(obj)
+				gk = obj.GroupVersionKind().GroupKind()
 			case *controlv1alpha1.BindingPolicy:
 				errs, warnings = checker.BindingPolicy(ctx, obj)
+				gk = obj.GroupVersionKind().GroupKind()
 			case *policyv1alpha1.AggregationPolicy:
 				errs, warnings = checker.AggregationPolicy(obj)
+				gk = obj.GroupVersionKind().GroupKind()
 			}
-			it.res.Warnings = warnings
-			for _, e := range errs {
-				it.res.Errors = append(it.res.Errors, resultError{Field: e.Field, Type: string(e.Type), Message: e.ErrorBody()})
-			}
+			it.res.Warnings = append(it.res.Warnings, warnings...)
 			if len(errs) > 0 {
-				it.res.message = check.InvalidMessage(it.res.Kind, it.res.Name, errs)
+				it.err = offline.WebhookDenial(it.webhook, gk, it.res.Name, errs)
 			}
 		}
-		it.res.Valid = len(it.res.Errors) == 0
+		if it.err != nil {
+			it.res.Errors = resultErrors(it.err)
+			it.res.message = offline.Message(it.err)
+			it.res.Hints = hints(it.res.message)
+		}
+		it.res.Valid = it.err == nil
 		results = append(results, it.res)
 	}
 	return results, nil
@@ -238,18 +282,87 @@ func expandLists(docs []document) []document {
 	return out
 }
 
-// strictError joins strict-decoding problems the way the apiserver reports them, with a hint
-// for KubeStellar's pre-0.26 `statusCollection` clause shape.
-func strictError(errs []error) error {
-	msgs := make([]string, 0, len(errs))
-	for _, e := range errs {
-		m := e.Error()
-		if strings.HasSuffix(m, `.statusCollection"`) {
-			m += " (the pre-0.26 KubeStellar shape: list the collectors in the clause's statusCollectors)"
-		}
-		msgs = append(msgs, m)
+// embeddedServer plays the apiserver with the CRDs built into the binary.
+func embeddedServer() (*offline.Server, error) {
+	crds, err := offline.LoadCRDs(config.CRDs, "crd/bases/*.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("embedded CRDs: %w", err)
 	}
-	return errors.New("strict decoding error: " + strings.Join(msgs, ", "))
+	return offline.New(crds...)
+}
+
+// admissionMutator runs a mutating webhook's handler as the apiserver calls it on create, and
+// applies the JSON patch it answers with; a denial is the error the apiserver returns.
+func admissionMutator(wh *admission.Webhook, name string) offline.MutateFunc {
+	return func(ctx context.Context, u *unstructured.Unstructured) error {
+		raw, err := u.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		gvk := u.GroupVersionKind()
+		resp := wh.Handle(ctx, admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+			Operation: admissionv1.Create, Name: u.GetName(), Namespace: u.GetNamespace(),
+			Kind:   metav1.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind},
+			Object: runtime.RawExtension{Raw: raw},
+		}})
+		if !resp.Allowed {
+			return admissionerrors.ToStatusErr(name, resp.Result)
+		}
+		if len(resp.Patches) == 0 {
+			return nil
+		}
+		ops, err := json.Marshal(resp.Patches)
+		if err != nil {
+			return err
+		}
+		patch, err := jsonpatch.DecodePatch(ops)
+		if err != nil {
+			return err
+		}
+		patched, err := patch.Apply(raw)
+		if err != nil {
+			return err
+		}
+		return u.UnmarshalJSON(patched)
+	}
+}
+
+// resultErrors lists an apiserver error's field errors (the causes of an Invalid error), or the
+// error itself with its reason as the type.
+func resultErrors(err error) []resultError {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return []resultError{{Type: "Error", Message: err.Error()}}
+	}
+	st := status.Status()
+	if st.Reason == metav1.StatusReasonInvalid && st.Details != nil && len(st.Details.Causes) > 0 {
+		out := make([]resultError, 0, len(st.Details.Causes))
+		for _, c := range st.Details.Causes {
+			out = append(out, resultError{Field: c.Field, Type: string(c.Type), Message: c.Message})
+		}
+		return out
+	}
+	return []resultError{{Type: string(st.Reason), Message: st.Message}}
+}
+
+// movedFields are fields of older KubeStellar releases that the apiserver reports as unknown,
+// with where they are now.
+var movedFields = []struct{ field, hint string }{
+	{`unknown field "spec.wantSingletonReportedState"`,
+		`spec.wantSingletonReportedState moved in KubeStellar 0.26: set wantSingletonReportedState on each downsync clause (spec.downsync[].wantSingletonReportedState)`},
+	{`.statusCollection"`,
+		`spec.downsync[].statusCollection is the pre-0.26 KubeStellar shape: list the collectors in the clause's statusCollectors (spec.downsync[].statusCollectors)`},
+}
+
+// hints says where the fields that an error reports as unknown moved.
+func hints(message string) []string {
+	var out []string
+	for _, m := range movedFields {
+		if strings.Contains(message, m.field) {
+			out = append(out, m.hint)
+		}
+	}
+	return out
 }
 
 // printValidateResults prints, like kubectl apply: warnings ("Warning: ...") and errors on
@@ -283,6 +396,9 @@ func printValidateResults(out, errOut io.Writer, format string, results []valida
 			continue
 		}
 		fmt.Fprintf(errOut, "error: %s: %s\n", r.File, r.message)
+		for _, h := range r.Hints {
+			fmt.Fprintf(errOut, "hint: %s\n", h)
+		}
 	}
 	return nil
 }

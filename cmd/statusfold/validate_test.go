@@ -66,7 +66,8 @@ Warning: spec.dontPropagatePointers[0]: batch/v1 Job has no field "readyy" at "/
  | inventory.nmae == "x"
  | .........^
 * spec.combinedFields[0].subject: Required value: SUM needs a subject
-error: testdata/validate/bad.yaml: BindingPolicy in version "v1alpha1" cannot be handled as a BindingPolicy: strict decoding error: unknown field "spec.downsync[0].statusCollection" (the pre-0.26 KubeStellar shape: list the collectors in the clause's statusCollectors)
+error: testdata/validate/bad.yaml: BindingPolicy in version "v1alpha1" cannot be handled as a BindingPolicy: strict decoding error: unknown field "spec.downsync[0].statusCollection"
+hint: spec.downsync[].statusCollection is the pre-0.26 KubeStellar shape: list the collectors in the clause's statusCollectors (spec.downsync[].statusCollectors)
 error: testdata/validate/bad.yaml: The ContentClassifier "jobs.v1.batch" is invalid: spec.desiredStatePointers[0]: Invalid value: ["status","ready"]: no part of .status can be made desired state
 `,
 			wantStatus: 1,
@@ -123,7 +124,7 @@ func TestValidateFolderAndJSON(t *testing.T) {
 	}
 	want := []brief{
 		{"StatusCollector", "broken", false, "FieldValueForbidden:spec.select,FieldValueInvalid:spec.filter,FieldValueRequired:spec.combinedFields[0].subject"},
-		{"BindingPolicy", "old-shape", false, "StrictDecoding:"},
+		{"BindingPolicy", "old-shape", false, "BadRequest:"},
 		{"ContentClassifier", "jobs.v1.batch", false, "FieldValueInvalid:spec.desiredStatePointers[0]"},
 		{"StatusCollector", "ready-count", true, ""},
 		{"BindingPolicy", "nginx", true, ""},
