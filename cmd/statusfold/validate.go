@@ -8,31 +8,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
-	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	admissionerrors "k8s.io/apiserver/pkg/admission/plugin/webhook/errors"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
-	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
-	apischeme "github.com/statusfold/statusfold/api/scheme"
-	"github.com/statusfold/statusfold/config"
-	"github.com/statusfold/statusfold/webhooks"
 	"github.com/statusfold/statusfold/webhooks/check"
 	"github.com/statusfold/statusfold/webhooks/offline"
 )
@@ -136,77 +123,32 @@ func runValidate(ctx context.Context, out, errOut io.Writer, o *validateOptions)
 	return nil
 }
 
-// validatedKinds are the kinds `validate` checks: how to decode each, and the name of its
-// validating webhook.
-var validatedKinds = map[schema.GroupVersionKind]struct {
-	new     func() any
-	webhook string
-}{
-	controlv1alpha1.GroupVersion.WithKind("StatusCollector"):   {func() any { return &controlv1alpha1.StatusCollector{} }, webhooks.NameValidateStatusCollector},
-	controlv1alpha1.GroupVersion.WithKind("ContentClassifier"): {func() any { return &controlv1alpha1.ContentClassifier{} }, webhooks.NameValidateContentClassifier},
-	controlv1alpha1.GroupVersion.WithKind("BindingPolicy"):     {func() any { return &controlv1alpha1.BindingPolicy{} }, webhooks.NameValidateBindingPolicy},
-	policyv1alpha1.GroupVersion.WithKind("AggregationPolicy"):  {func() any { return &policyv1alpha1.AggregationPolicy{} }, webhooks.NameValidateAggregationPolicy},
-}
-
-// validateDocuments runs on each document of statusfold's kinds what the apiserver runs for
-// `kubectl apply` of it, in the apiserver's order (see docs/admission.md): decoding with strict
-// field validation, the CRD schema's defaults, the mutating webhook, the CRD schema's
-// validation, and then — for objects the schema accepts — the validating webhook's checks
-// (the same check.Checker). Each failure is the error the apiserver would return.
+// validateDocuments runs on each document of statusfold's kinds what `kubectl apply` of it
+// causes in a cluster with statusfold installed, in the apiserver's order (see
+// docs/admission.md): decoding with strict field validation, the CRD schema's defaults, the
+// mutating webhook, the CRD schema's validation, and then — for objects the schema accepts —
+// the validating webhook's checks (the same check.Checker). Each failure is the error the
+// apiserver would return, printed as kubectl prints it.
 func validateDocuments(ctx context.Context, docs []document, schemasDir string) ([]validateResult, error) {
-	srv, err := embeddedServer()
+	adm, err := offline.NewAdmission()
 	if err != nil {
 		return nil, err
 	}
-	scheme := apischeme.New()
-	mutating := webhooks.NewStatusCollectorDefaulting(scheme)
-	type decoded struct {
-		obj     any
-		res     validateResult
-		webhook string
-		err     error // the apiserver's, before validating admission
+	type item struct {
+		obj *offline.Object
+		res validateResult
 	}
-	var items []decoded
+	var items []item
 	collectors := map[string]*controlv1alpha1.StatusCollector{}
 	for _, d := range expandLists(docs) {
-		var meta struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-			Metadata   struct {
-				Name any `json:"name"`
-			} `json:"metadata"`
+		o, ok := adm.Admit(ctx, d.json)
+		if !ok {
+			continue // not one of statusfold's kinds
 		}
-		if err := json.Unmarshal(d.json, &meta); err != nil {
-			continue // not an object (e.g. a bare list or string): not one of our kinds
-		}
-		gv, _ := schema.ParseGroupVersion(meta.APIVersion)
-		gvk := gv.WithKind(meta.Kind)
-		kind, ok := validatedKinds[gvk]
-		if !ok || !srv.Serves(gvk) {
-			continue
-		}
-		name, _ := meta.Metadata.Name.(string)
-		it := decoded{webhook: kind.webhook, res: validateResult{File: d.file, Document: d.index, Kind: meta.Kind, Name: name}}
-		var mutate offline.MutateFunc
-		if gvk.Kind == "StatusCollector" {
-			mutate = admissionMutator(mutating, webhooks.NameMutateStatusCollector)
-		}
-		u, warnings, err := srv.Create(ctx, d.json, mutate)
-		it.res.Warnings = warnings
-		if err != nil {
-			it.err = err
-			items = append(items, it)
-			continue
-		}
-		it.res.Name = u.GetName()
-		// What the validating webhook decodes (controller-runtime's decoder: not strict).
-		it.obj = kind.new()
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, it.obj); err != nil {
-			it.err = admissionerrors.ToStatusErr(kind.webhook, &metav1.Status{Code: http.StatusBadRequest, Message: err.Error()})
-		} else if sc, ok := it.obj.(*controlv1alpha1.StatusCollector); ok {
+		if sc, ok := o.Typed.(*controlv1alpha1.StatusCollector); ok {
 			collectors[sc.Name] = sc
 		}
-		items = append(items, it)
+		items = append(items, item{obj: o, res: validateResult{File: d.file, Document: d.index, Kind: o.GVK.Kind, Name: o.Name}})
 	}
 
 	opts := check.Options{Collectors: check.CollectorGetterFunc(func(_ context.Context, name string) (*controlv1alpha1.StatusCollector, error) {
@@ -228,35 +170,14 @@ func validateDocuments(ctx context.Context, docs []document, schemasDir string) 
 	}
 	results := make([]validateResult, 0, len(items))
 	for _, it := range items {
-		if it.err == nil {
-			var errs field.ErrorList
-			var warnings []string
-			var gk schema.GroupKind
-			switch obj := it.obj.(type) {
-			case *controlv1alpha1.StatusCollector:
-				errs, warnings = checker.StatusCollector(ctx, obj)
-				gk = obj.GroupVersionKind().GroupKind()
-			case *controlv1alpha1.ContentClassifier:
-				errs, warnings = checker.ContentClassifier(obj)
-				gk = obj.GroupVersionKind().GroupKind()
-			case *controlv1alpha1.BindingPolicy:
-				errs, warnings = checker.BindingPolicy(ctx, obj)
-				gk = obj.GroupVersionKind().GroupKind()
-			case *policyv1alpha1.AggregationPolicy:
-				errs, warnings = checker.AggregationPolicy(obj)
-				gk = obj.GroupVersionKind().GroupKind()
-			}
-			it.res.Warnings = append(it.res.Warnings, warnings...)
-			if len(errs) > 0 {
-				it.err = offline.WebhookDenial(it.webhook, gk, it.res.Name, errs)
-			}
-		}
-		if it.err != nil {
-			it.res.Errors = resultErrors(it.err)
-			it.res.message = offline.Message(it.err)
+		it.obj.Check(ctx, checker)
+		it.res.Warnings = it.obj.Warnings
+		if err := it.obj.Err; err != nil {
+			it.res.Errors = resultErrors(err)
+			it.res.message = offline.Message(err)
 			it.res.Hints = hints(it.res.message)
 		}
-		it.res.Valid = it.err == nil
+		it.res.Valid = it.obj.Err == nil
 		results = append(results, it.res)
 	}
 	return results, nil
@@ -280,51 +201,6 @@ func expandLists(docs []document) []document {
 		}
 	}
 	return out
-}
-
-// embeddedServer plays the apiserver with the CRDs built into the binary.
-func embeddedServer() (*offline.Server, error) {
-	crds, err := offline.LoadCRDs(config.CRDs, "crd/bases/*.yaml")
-	if err != nil {
-		return nil, fmt.Errorf("embedded CRDs: %w", err)
-	}
-	return offline.New(crds...)
-}
-
-// admissionMutator runs a mutating webhook's handler as the apiserver calls it on create, and
-// applies the JSON patch it answers with; a denial is the error the apiserver returns.
-func admissionMutator(wh *admission.Webhook, name string) offline.MutateFunc {
-	return func(ctx context.Context, u *unstructured.Unstructured) error {
-		raw, err := u.MarshalJSON()
-		if err != nil {
-			return err
-		}
-		gvk := u.GroupVersionKind()
-		resp := wh.Handle(ctx, admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
-			Operation: admissionv1.Create, Name: u.GetName(), Namespace: u.GetNamespace(),
-			Kind:   metav1.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind},
-			Object: runtime.RawExtension{Raw: raw},
-		}})
-		if !resp.Allowed {
-			return admissionerrors.ToStatusErr(name, resp.Result)
-		}
-		if len(resp.Patches) == 0 {
-			return nil
-		}
-		ops, err := json.Marshal(resp.Patches)
-		if err != nil {
-			return err
-		}
-		patch, err := jsonpatch.DecodePatch(ops)
-		if err != nil {
-			return err
-		}
-		patched, err := patch.Apply(raw)
-		if err != nil {
-			return err
-		}
-		return u.UnmarshalJSON(patched)
-	}
 }
 
 // resultErrors lists an apiserver error's field errors (the causes of an Invalid error), or the
