@@ -141,7 +141,7 @@ func validateDocuments(ctx context.Context, docs []document, schemasDir string) 
 	var items []item
 	collectors := map[string]*controlv1alpha1.StatusCollector{}
 	for _, d := range expandLists(docs) {
-		o, ok := adm.Admit(ctx, d.json)
+		o, ok := adm.Admit(ctx, d.file, d.json)
 		if !ok {
 			continue // not one of statusfold's kinds
 		}

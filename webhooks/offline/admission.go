@@ -80,10 +80,11 @@ type Object struct {
 	webhook string
 }
 
-// Admit runs the apiserver's part for a JSON request body, up to validating admission: the
-// decoding, the schema's defaults, the mutating webhook and the schema's validation
-// (Server.Create). It returns false for a body that is not one of statusfold's kinds.
-func (a *Admission) Admit(ctx context.Context, body []byte) (*Object, bool) {
+// Admit runs `kubectl apply -f SOURCE` of one document (JSON) up to validating admission:
+// kubectl's part (Server.Apply), then the apiserver's decoding, the schema's defaults, the
+// mutating webhook and the schema's validation (Server.Create). It returns false for a document
+// that is not one of statusfold's kinds.
+func (a *Admission) Admit(ctx context.Context, source string, body []byte) (*Object, bool) {
 	var head struct {
 		metav1.TypeMeta `json:",inline"`
 		Metadata        struct {
@@ -104,7 +105,7 @@ func (a *Admission) Admit(ctx context.Context, body []byte) (*Object, bool) {
 	if wh := a.mutating[kind.mutating]; wh != nil {
 		mutate = mutateWith(wh, kind.mutating)
 	}
-	u, warnings, err := a.srv.Create(ctx, body, mutate)
+	u, warnings, err := a.srv.Apply(ctx, source, body, mutate)
 	o.Warnings, o.Err = warnings, err
 	if err != nil {
 		return o, true

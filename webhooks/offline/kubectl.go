@@ -16,29 +16,37 @@ import (
 // handler.
 var kubectlMu sync.Mutex
 
-// KubectlMessage is what `kubectl apply -f SOURCE` (or `kubectl create`) prints, without the
-// trailing newline, when the create request of an object read from source fails with err:
-// kubectl's own printer (k8s.io/kubectl/pkg/cmd/util.CheckErr after AddSourceToErr("creating",
-// ...)). An Invalid error prints as `The KIND "NAME" is invalid: FIELD: PROBLEM`, or with one
+// KubectlMessage is what `kubectl apply -f SOURCE` prints, without the trailing newline, when
+// the creation of an object read from source fails with err: kubectl's own printer
+// (k8s.io/kubectl/pkg/cmd/util.CheckErr, after AddSourceToErr("creating", ...) for the
+// apiserver's errors; a *ClientError already names its source). An Invalid error prints as `The KIND "NAME" is invalid: FIELD: PROBLEM`, or with one
 // `* FIELD: PROBLEM` line per distinct cause; any other API error as
 // `Error from server (REASON): error when creating "SOURCE": MESSAGE`.
 func KubectlMessage(err error, source string) string {
 	if err == nil {
 		return ""
 	}
+	var ce *ClientError
+	if !errors.As(err, &ce) {
+		err = cmdutil.AddSourceToErr("creating", source, err)
+	}
 	kubectlMu.Lock()
 	defer kubectlMu.Unlock()
 	var msg string
 	cmdutil.BehaviorOnFatal(func(m string, _ int) { msg = m })
 	defer cmdutil.DefaultBehaviorOnFatal()
-	cmdutil.CheckErr(cmdutil.AddSourceToErr("creating", source, err))
+	cmdutil.CheckErr(err)
 	return strings.TrimSuffix(msg, "\n")
 }
 
 // Message is the part of KubectlMessage that is the apiserver's: kubectl's rendering of an
 // Invalid error, and the apiserver's status message of any other (without kubectl's
-// `Error from server (REASON): error when creating "SOURCE": `).
+// `Error from server (REASON): error when creating "SOURCE": `); for a *ClientError, its cause.
 func Message(err error) string {
+	var ce *ClientError
+	if errors.As(err, &ce) {
+		return ce.Cause.Error()
+	}
 	var status apierrors.APIStatus
 	if apierrors.IsInvalid(err) || !errors.As(err, &status) {
 		return KubectlMessage(err, "")

@@ -40,6 +40,7 @@ type Server struct {
 // serving info (k8s.io/apiextensions-apiserver/pkg/apiserver, getOrCreateServingInfoFor).
 type servedKind struct {
 	kind       schema.GroupVersionKind
+	mapping    *meta.RESTMapping
 	namespaced bool
 	decoder    runtime.Decoder
 	typer      runtime.ObjectTyper
@@ -163,7 +164,12 @@ func (s *Server) add(crd *apiextensionsv1.CustomResourceDefinition) error {
 		conversionScheme := runtime.NewScheme()
 		decoder := versioning.NewCodec(nil, coercing, runtime.UnsafeObjectConvertor(conversionScheme), conversionScheme, conversionScheme,
 			unstructuredDefaulter{structurals: structurals, gk: kind.GroupKind()}, nil, kind.GroupVersion(), "statusfoldOffline")
-		s.kinds[kind] = &servedKind{kind: kind, namespaced: namespaced, decoder: decoder, typer: typer, strategy: strategy}
+		scope := meta.RESTScopeRoot
+		if namespaced {
+			scope = meta.RESTScopeNamespace
+		}
+		mapping := &meta.RESTMapping{Resource: kind.GroupVersion().WithResource(crd.Spec.Names.Plural), GroupVersionKind: kind, Scope: scope}
+		s.kinds[kind] = &servedKind{kind: kind, mapping: mapping, namespaced: namespaced, decoder: decoder, typer: typer, strategy: strategy}
 	}
 	return nil
 }
@@ -172,6 +178,17 @@ func (s *Server) add(crd *apiextensionsv1.CustomResourceDefinition) error {
 func (s *Server) Serves(gvk schema.GroupVersionKind) bool {
 	_, ok := s.kinds[gvk]
 	return ok
+}
+
+// Apply is Create of what `kubectl apply -f SOURCE` sends for a document (JSON) of a served
+// kind when the object does not exist yet, or the error kubectl stops with before (a
+// *ClientError, or the apiserver's refusal of a body over MaxRequestBodyBytes).
+func (s *Server) Apply(ctx context.Context, source string, data []byte, mutate MutateFunc) (*unstructured.Unstructured, []string, error) {
+	body, err := s.applyRequest(ctx, source, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.Create(ctx, body, mutate)
 }
 
 // MutateFunc is mutating admission: it may change the decoded object, or reject it with an

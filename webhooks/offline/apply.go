@@ -1,0 +1,147 @@
+package offline
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/cli-runtime/pkg/resource"
+	"k8s.io/client-go/rest"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/kubectl/pkg/util"
+)
+
+// MaxRequestBodyBytes is the apiserver's limit on a request body: 3 MiB, the generic server's
+// default (k8s.io/apiserver/pkg/server.NewConfig), which kube-apiserver keeps.
+const MaxRequestBodyBytes = 3 * 1024 * 1024
+
+// ClientError is an error that kubectl stops with before the apiserver has answered the create
+// request: Err as kubectl reports it (naming the source), Cause the underlying problem.
+type ClientError struct {
+	Err, Cause error
+}
+
+func (e *ClientError) Error() string { return e.Err.Error() }
+func (e *ClientError) Unwrap() error { return e.Cause }
+
+// applyRequest is what `kubectl apply -f SOURCE` does with one document (JSON) of a served kind
+// before it creates the object in a cluster that does not have it yet
+// (k8s.io/kubectl/pkg/cmd/apply, applyOneObject): it decodes the document as kubectl's resource
+// builder does, looks the object up (client-go validates the name first), adds the
+// last-applied-configuration annotation, drops nulls, and encodes the create request's body,
+// which the apiserver refuses when it is larger than MaxRequestBodyBytes.
+func (s *Server) applyRequest(ctx context.Context, source string, data []byte) ([]byte, error) {
+	obj, gvk, err := unstructured.UnstructuredJSONScheme.Decode(data, nil, nil)
+	if err == nil {
+		// cli-runtime's metadataValidatingDecoder: metadata must decode into ObjectMeta.
+		err = utiljson.Unmarshal(data, &metadataOnlyObject{})
+	}
+	if err != nil {
+		return nil, &ClientError{Err: fmt.Errorf("unable to decode %q: %v", source, err), Cause: err}
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("%s: not a single object", source)
+	}
+	k, ok := s.kinds[*gvk]
+	if !ok {
+		return nil, fmt.Errorf("%s is not served", gvk)
+	}
+	info := &resource.Info{Mapping: k.mapping, Source: source, Name: u.GetName(), Object: u}
+	if k.namespaced {
+		info.Namespace = u.GetNamespace()
+		if info.Namespace == "" {
+			info.Namespace = metav1.NamespaceDefault
+		}
+	}
+	if _, err := util.GetModifiedConfiguration(u, true, unstructured.UnstructuredJSONScheme); err != nil {
+		return nil, &ClientError{Cause: err,
+			Err: cmdutil.AddSourceToErr(fmt.Sprintf("retrieving modified configuration from:\n%s\nfor:", info.String()), info.Source, err)}
+	}
+	if err := getFromEmptyCluster(ctx, k, info); !apierrors.IsNotFound(err) {
+		if err == nil {
+			err = fmt.Errorf("an empty cluster returned an object")
+		}
+		return nil, &ClientError{Cause: err,
+			Err: cmdutil.AddSourceToErr(fmt.Sprintf("retrieving current configuration of:\n%s\nfrom server for:", info.String()), info.Source, err)}
+	}
+	if err := util.CreateApplyAnnotation(u, unstructured.UnstructuredJSONScheme); err != nil {
+		return nil, &ClientError{Cause: err, Err: cmdutil.AddSourceToErr("creating", info.Source, err)}
+	}
+	pruneNullsFromMap(u.Object)
+	body, err := runtime.Encode(unstructured.UnstructuredJSONScheme, u)
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > MaxRequestBodyBytes {
+		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", MaxRequestBodyBytes))
+	}
+	return body, nil
+}
+
+// getFromEmptyCluster is kubectl's lookup of the object (resource.Info.Get) with client-go's
+// request builder, against a cluster that answers every request with 404 Not Found: client-go's
+// own checks (an empty or invalid name) fail before any request.
+func getFromEmptyCluster(ctx context.Context, k *servedKind, info *resource.Info) error {
+	gv := k.kind.GroupVersion()
+	c, err := rest.RESTClientFor(&rest.Config{Host: "https://offline.invalid", APIPath: "/apis",
+		ContentConfig: rest.ContentConfig{GroupVersion: &gv, NegotiatedSerializer: serializer.NewCodecFactory(runtime.NewScheme()).WithoutConversion()},
+		Transport:     notFound{gr: k.mapping.Resource.GroupResource()}})
+	if err != nil {
+		return err
+	}
+	return c.Get().NamespaceIfScoped(info.Namespace, k.namespaced).Resource(k.mapping.Resource.Resource).
+		Name(info.Name).Do(ctx).Error()
+}
+
+// notFound answers every request as an apiserver without the object does.
+type notFound struct{ gr schema.GroupResource }
+
+func (n notFound) RoundTrip(req *http.Request) (*http.Response, error) {
+	st := apierrors.NewNotFound(n.gr, "").Status()
+	st.APIVersion, st.Kind = "v1", "Status"
+	body, err := utiljson.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Response{StatusCode: http.StatusNotFound, Header: http.Header{"Content-Type": []string{"application/json"}},
+		Body: io.NopCloser(bytes.NewReader(body)), Request: req}, nil
+}
+
+// metadataOnlyObject is cli-runtime's check that a document's metadata decodes.
+type metadataOnlyObject struct {
+	metav1.TypeMeta   `json:""`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+}
+
+// pruneNullsFromMap is kubectl apply's removal of nulls before a create (pruneNullsFromMap in
+// k8s.io/kubectl/pkg/cmd/apply, not exported).
+func pruneNullsFromMap(data map[string]any) {
+	for k, v := range data {
+		if v == nil {
+			delete(data, k)
+		} else {
+			pruneNulls(v)
+		}
+	}
+}
+
+func pruneNulls(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		pruneNullsFromMap(v)
+	case []any:
+		for _, e := range v {
+			pruneNulls(e)
+		}
+	}
+}
