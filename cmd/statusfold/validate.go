@@ -36,12 +36,15 @@ func newValidateCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate -f FILE|DIR ...",
 		Short: "Run the admission checks offline on StatusCollector, ContentClassifier, BindingPolicy and AggregationPolicy YAML",
-		Long: `Run the admission webhooks' checks offline. Every YAML or JSON document of the given files
-(and of the .yaml, .yml and .json files of the given folders) is decoded strictly — an unknown,
-misplaced or duplicate field is an error naming its path — and statusfold's kinds are checked exactly
-as the webhooks check them: errors make "kubectl apply" fail, warnings are printed like kubectl
-prints the webhooks' warnings. Other kinds are skipped. A BindingPolicy's collectors are looked up
-among the given files.
+		Long: `Check objects offline exactly as "kubectl apply" of them would be checked in a cluster with
+statusfold installed. Every YAML or JSON document of the given files (and of the .yaml, .yml and
+.json files of the given folders) of statusfold's kinds goes through kubectl's own checks, the
+apiserver's handling of the CRD (built into this binary) — strict decoding, where an unknown or
+duplicate field is an error naming its path, the schema's defaults, the defaulting webhook, the
+schema's validation of types, enums, limits, required fields and CEL rules — and then the
+validating webhooks' checks. Errors are printed as kubectl prints them ("error: FILE: " and the
+apiserver's message); warnings like kubectl prints the webhooks' warnings. Other kinds are
+skipped. A BindingPolicy's collectors are looked up among the given files.
 
 With --schemas DIR (OpenAPI v3 documents, e.g. "kubectl get --raw /openapi/v3/apis/apps/v1", and
 CustomResourceDefinition manifests) the schema-aware checks run too: ContentClassifier pointers
