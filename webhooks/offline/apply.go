@@ -14,9 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/rest"
-	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util"
 )
 
@@ -56,26 +54,26 @@ func (s *Server) applyRequest(ctx context.Context, source string, data []byte) (
 	if !ok {
 		return nil, fmt.Errorf("%s is not served", gvk)
 	}
-	info := &resource.Info{Mapping: k.mapping, Source: source, Name: u.GetName(), Object: u}
+	namespace := ""
 	if k.namespaced {
-		info.Namespace = u.GetNamespace()
-		if info.Namespace == "" {
-			info.Namespace = metav1.NamespaceDefault
+		if namespace = u.GetNamespace(); namespace == "" {
+			namespace = metav1.NamespaceDefault
 		}
 	}
+	// kubectl names the object as cli-runtime's resource.Info.String does.
+	info := fmt.Sprintf("Resource: %q, GroupVersionKind: %q\nName: %q, Namespace: %q",
+		k.mapping.Resource.String(), k.mapping.GroupVersionKind.String(), u.GetName(), namespace)
 	if _, err := util.GetModifiedConfiguration(u, true, unstructured.UnstructuredJSONScheme); err != nil {
-		return nil, &ClientError{Cause: err,
-			Err: cmdutil.AddSourceToErr(fmt.Sprintf("retrieving modified configuration from:\n%s\nfor:", info.String()), info.Source, err)}
+		return nil, clientError(fmt.Sprintf("retrieving modified configuration from:\n%s\nfor:", info), source, err)
 	}
-	if err := getFromEmptyCluster(ctx, k, info); !apierrors.IsNotFound(err) {
+	if err := getFromEmptyCluster(ctx, k, namespace, u.GetName()); !apierrors.IsNotFound(err) {
 		if err == nil {
 			err = fmt.Errorf("an empty cluster returned an object")
 		}
-		return nil, &ClientError{Cause: err,
-			Err: cmdutil.AddSourceToErr(fmt.Sprintf("retrieving current configuration of:\n%s\nfrom server for:", info.String()), info.Source, err)}
+		return nil, clientError(fmt.Sprintf("retrieving current configuration of:\n%s\nfrom server for:", info), source, err)
 	}
 	if err := util.CreateApplyAnnotation(u, unstructured.UnstructuredJSONScheme); err != nil {
-		return nil, &ClientError{Cause: err, Err: cmdutil.AddSourceToErr("creating", info.Source, err)}
+		return nil, clientError("creating", source, err)
 	}
 	pruneNullsFromMap(u.Object)
 	body, err := runtime.Encode(unstructured.UnstructuredJSONScheme, u)
@@ -91,7 +89,7 @@ func (s *Server) applyRequest(ctx context.Context, source string, data []byte) (
 // getFromEmptyCluster is kubectl's lookup of the object (resource.Info.Get) with client-go's
 // request builder, against a cluster that answers every request with 404 Not Found: client-go's
 // own checks (an empty or invalid name) fail before any request.
-func getFromEmptyCluster(ctx context.Context, k *servedKind, info *resource.Info) error {
+func getFromEmptyCluster(ctx context.Context, k *servedKind, namespace, name string) error {
 	gv := k.kind.GroupVersion()
 	c, err := rest.RESTClientFor(&rest.Config{Host: "https://offline.invalid", APIPath: "/apis",
 		ContentConfig: rest.ContentConfig{GroupVersion: &gv, NegotiatedSerializer: serializer.NewCodecFactory(runtime.NewScheme()).WithoutConversion()},
@@ -99,8 +97,8 @@ func getFromEmptyCluster(ctx context.Context, k *servedKind, info *resource.Info
 	if err != nil {
 		return err
 	}
-	return c.Get().NamespaceIfScoped(info.Namespace, k.namespaced).Resource(k.mapping.Resource.Resource).
-		Name(info.Name).Do(ctx).Error()
+	return c.Get().NamespaceIfScoped(namespace, k.namespaced).Resource(k.mapping.Resource.Resource).
+		Name(name).Do(ctx).Error()
 }
 
 // notFound answers every request as an apiserver without the object does.
@@ -115,6 +113,12 @@ func (n notFound) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return &http.Response{StatusCode: http.StatusNotFound, Header: http.Header{"Content-Type": []string{"application/json"}},
 		Body: io.NopCloser(bytes.NewReader(body)), Request: req}, nil
+}
+
+// clientError is kubectl's wording of a failed step (AddSourceToErr in k8s.io/kubectl/pkg/cmd/util
+// for an error that is not the apiserver's).
+func clientError(verb, source string, err error) *ClientError {
+	return &ClientError{Err: fmt.Errorf("error when %s %q: %v", verb, source, err), Cause: err}
 }
 
 // metadataOnlyObject is cli-runtime's check that a document's metadata decodes.

@@ -2,56 +2,71 @@ package offline
 
 import (
 	"errors"
+	"fmt"
 	"strings"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	admissionerrors "k8s.io/apiserver/pkg/admission/plugin/webhook/errors"
-	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 )
 
-// kubectlMu serializes KubectlMessage: kubectl's error printer reports through a package-level
-// handler.
-var kubectlMu sync.Mutex
-
-// KubectlMessage is what `kubectl apply -f SOURCE` prints, without the trailing newline, when
-// the creation of an object read from source fails with err: kubectl's own printer
-// (k8s.io/kubectl/pkg/cmd/util.CheckErr, after AddSourceToErr("creating", ...) for the
-// apiserver's errors; a *ClientError already names its source). An Invalid error prints as `The KIND "NAME" is invalid: FIELD: PROBLEM`, or with one
-// `* FIELD: PROBLEM` line per distinct cause; any other API error as
-// `Error from server (REASON): error when creating "SOURCE": MESSAGE`.
-func KubectlMessage(err error, source string) string {
-	if err == nil {
-		return ""
-	}
-	var ce *ClientError
-	if !errors.As(err, &ce) {
-		err = cmdutil.AddSourceToErr("creating", source, err)
-	}
-	kubectlMu.Lock()
-	defer kubectlMu.Unlock()
-	var msg string
-	cmdutil.BehaviorOnFatal(func(m string, _ int) { msg = m })
-	defer cmdutil.DefaultBehaviorOnFatal()
-	cmdutil.CheckErr(err)
-	return strings.TrimSuffix(msg, "\n")
-}
-
-// Message is the part of KubectlMessage that is the apiserver's: kubectl's rendering of an
-// Invalid error, and the apiserver's status message of any other (without kubectl's
-// `Error from server (REASON): error when creating "SOURCE": `); for a *ClientError, its cause.
+// Message is what `kubectl apply` prints for an error of Server.Apply or Admission, without
+// kubectl's framing: an Invalid error as kubectl renders it (`The KIND "NAME" is invalid:
+// FIELD: PROBLEM`, or one `* FIELD: PROBLEM` line per distinct cause); any other apiserver
+// error's message, which kubectl prints after `Error from server (REASON): error when creating
+// "FILE": `; for a *ClientError, the cause, which kubectl prints after its own
+// `error: ... "FILE": `.
+//
+// The rendering of an Invalid error follows kubectl's printer (checkErr in
+// k8s.io/kubectl/pkg/cmd/util), which is not imported: that package brings kustomize and the
+// rest of kubectl's command line into the binary. TestOfflineParity (test/integration/admission)
+// holds the two equal, against kubectl's printer and against the kubectl binary.
 func Message(err error) string {
 	var ce *ClientError
 	if errors.As(err, &ce) {
 		return ce.Cause.Error()
 	}
 	var status apierrors.APIStatus
-	if apierrors.IsInvalid(err) || !errors.As(err, &status) {
-		return KubectlMessage(err, "")
+	if !errors.As(err, &status) {
+		return err.Error()
 	}
-	return status.Status().Message
+	st := status.Status()
+	if st.Reason != metav1.StatusReasonInvalid {
+		return st.Message
+	}
+	s := "The request is invalid"
+	if st.Details == nil {
+		if st.Message != "" {
+			s += ": " + st.Message
+		}
+		return s
+	}
+	if st.Details.Kind != "" || st.Details.Name != "" {
+		s = fmt.Sprintf("The %s %q is invalid", st.Details.Kind, st.Details.Name)
+	} else if st.Message != "" && len(st.Details.Causes) == 0 {
+		s += ": " + st.Message
+	}
+	// Each "FIELD: MESSAGE" once, in the apiserver's order.
+	var causes []string
+	seen := sets.New[string]()
+	for _, c := range st.Details.Causes {
+		msg := fmt.Sprintf("%s: %s", c.Field, c.Message)
+		if !seen.Has(msg) {
+			seen.Insert(msg)
+			causes = append(causes, msg)
+		}
+	}
+	switch len(causes) {
+	case 0:
+		return s
+	case 1:
+		return s + ": " + causes[0]
+	default:
+		return s + ": \n* " + strings.Join(causes, "\n* ")
+	}
 }
 
 // WebhookDenial is the error the apiserver returns when the validating webhook named webhook

@@ -16,7 +16,6 @@ import (
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apiextensions-apiserver/pkg/crdserverscheme"
-	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,7 +43,7 @@ type servedKind struct {
 	namespaced bool
 	decoder    runtime.Decoder
 	typer      runtime.ObjectTyper
-	strategy   rest.RESTCreateStrategy
+	strategy   strategy
 }
 
 // New serves the custom resources of crds (every served version). The CRDs are defaulted as
@@ -130,31 +129,18 @@ func (s *Server) add(crd *apiextensionsv1.CustomResourceDefinition) error {
 			return err
 		}
 		var statusSpec *apiextensionsinternal.CustomResourceSubresourceStatus
-		var statusValidator apiservervalidation.SchemaValidator
 		subresources, err := apihelpers.GetSubresourcesForVersion(crd, v.Name)
 		if err != nil {
 			return err
 		}
 		if subresources != nil && subresources.Status != nil {
 			statusSpec = &apiextensionsinternal.CustomResourceSubresourceStatus{}
-			if internalProps != nil {
-				if st, ok := internalProps.Properties["status"]; ok {
-					if statusValidator, _, err = apiservervalidation.NewSchemaValidator(&st); err != nil {
-						return err
-					}
-				}
-			}
 		}
-		var scaleSpec *apiextensionsinternal.CustomResourceSubresourceScale
 		if subresources != nil && subresources.Scale != nil {
-			scaleSpec = &apiextensionsinternal.CustomResourceSubresourceScale{}
-			if err := apiextensionsv1.Convert_v1_CustomResourceSubresourceScale_To_apiextensions_CustomResourceSubresourceScale(subresources.Scale, scaleSpec, nil); err != nil {
-				return err
-			}
+			return fmt.Errorf("version %s: the scale subresource is not supported offline", v.Name)
 		}
 		namespaced := crd.Spec.Scope == apiextensionsv1.NamespaceScoped
-		strategy := customresource.NewStrategy(typer, namespaced, kind, validator, statusValidator,
-			structurals[v.Name], statusSpec, scaleSpec, v.SelectableFields)
+		strategy := newStrategy(typer, namespaced, kind, validator, structurals[v.Name], statusSpec)
 
 		// The request decoder: the strict JSON serializer (kubectl asks for strict field
 		// validation), wrapped like the CRD handler's unstructuredNegotiatedSerializer.DecoderToVersion.

@@ -1,4 +1,4 @@
-package offline
+package offline_test
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/webhooks/check"
+	"github.com/statusfold/statusfold/webhooks/offline"
+	"github.com/statusfold/statusfold/webhooks/offline/kubectltest"
 )
 
 // widgets is a CRD with what the apiserver checks: a default, an enum, a minimum, a required
@@ -46,13 +48,13 @@ spec:
               mode: {type: string, enum: [fast, slow], default: fast}
 `
 
-func widgetServer(t *testing.T) *Server {
+func widgetServer(t *testing.T) *offline.Server {
 	t.Helper()
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := yaml.UnmarshalStrict([]byte(widgets), crd); err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(crd)
+	s, err := offline.New(crd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +79,7 @@ func TestServerCreate(t *testing.T) {
 	tests := []struct {
 		name    string
 		doc     string
-		mutate  MutateFunc
+		mutate  offline.MutateFunc
 		wantErr string // kubectl's message; empty: admitted
 		want    map[string]any
 	}{
@@ -125,8 +127,13 @@ func TestServerCreate(t *testing.T) {
 				t.Fatal(err)
 			}
 			u, _, err := s.Apply(context.Background(), "f.yaml", body, tt.mutate)
-			if got := KubectlMessage(err, "f.yaml"); !sameLines(got, tt.wantErr) {
+			if got := kubectltest.Message(err, "f.yaml"); !sameLines(got, tt.wantErr) {
 				t.Fatalf("error:\n%s\nwant:\n%s", got, tt.wantErr)
+			}
+			if err != nil && apierrors.IsInvalid(err) {
+				if got, want := offline.Message(err), kubectltest.Message(err, "f.yaml"); got != want {
+					t.Errorf("offline.Message:\n%s\nkubectl's printer:\n%s", got, want)
+				}
 			}
 			if err != nil {
 				return
@@ -145,7 +152,7 @@ func TestServerCreate(t *testing.T) {
 func TestServerBodyLimit(t *testing.T) {
 	s := widgetServer(t)
 	body := `{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "labels": {"a": "` +
-		strings.Repeat("x", MaxRequestBodyBytes/2) + `"}}, "spec": {"max": 1}}`
+		strings.Repeat("x", offline.MaxRequestBodyBytes/2) + `"}}, "spec": {"max": 1}}`
 	_, _, err := s.Apply(context.Background(), "f.yaml", []byte(body), nil)
 	if !apierrors.IsRequestEntityTooLargeError(err) {
 		t.Fatalf("got %v, want the apiserver's 413 (the annotation kubectl adds doubles the body)", err)
@@ -153,7 +160,7 @@ func TestServerBodyLimit(t *testing.T) {
 }
 
 func TestAdmission(t *testing.T) {
-	adm, err := NewAdmission()
+	adm, err := offline.NewAdmission()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +169,7 @@ func TestAdmission(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	admit := func(doc string) *Object {
+	admit := func(doc string) *offline.Object {
 		t.Helper()
 		body, err := yaml.YAMLToJSON([]byte("apiVersion: control.kubestellar.io/v1alpha1\n" + doc))
 		if err != nil {
@@ -188,14 +195,14 @@ func TestAdmission(t *testing.T) {
 	// A schema error: the validating webhook is never reached.
 	o = admit("kind: StatusCollector\nmetadata: {name: num}\nspec: {combinedFields: [{name: total, type: SUM, subject: 5}]}")
 	want := `The StatusCollector "num" is invalid: spec.combinedFields[0].subject: Invalid value: "integer": spec.combinedFields[0].subject in body must be of type string: "integer"`
-	if got := KubectlMessage(o.Err, "f.yaml"); got != want {
+	if got := kubectltest.Message(o.Err, "f.yaml"); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 
 	// The webhook's check, with its name in the apiserver's message.
 	o = admit("kind: StatusCollector\nmetadata: {name: empty}\nspec: {filter: 'true'}")
 	want = `The StatusCollector "empty" is invalid: spec.combinedFields: Required value: one of select or combinedFields is required`
-	if got := KubectlMessage(o.Err, "f.yaml"); got != want {
+	if got := kubectltest.Message(o.Err, "f.yaml"); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 	if st := o.Err.(apierrors.APIStatus).Status(); !strings.HasPrefix(st.Message, `admission webhook "vstatuscollector.statusfold.dev" denied the request: `) {

@@ -8,12 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/yaml"
 
 	"github.com/statusfold/statusfold/test/framework"
 	"github.com/statusfold/statusfold/test/hostile"
 	"github.com/statusfold/statusfold/webhooks/check"
 	"github.com/statusfold/statusfold/webhooks/offline"
+	"github.com/statusfold/statusfold/webhooks/offline/kubectltest"
 )
 
 // schemaObjects are mistakes that the CRD schemas (or the apiserver's decoding) catch before
@@ -169,12 +171,20 @@ func TestOfflineParity(t *testing.T) {
 				t.Fatalf("offline: admitted; kubectl printed:\n%s", online)
 			}
 			// The webhook's warnings need lookups that the offline checker here does not have.
-			if got, want := offline.KubectlMessage(o.Err, "STDIN"), withoutWarnings(online); !sameMessage(got, want) {
-				t.Errorf("offline:\n%s\nkubectl apply:\n%s", got, want)
+			// The offline error, printed by kubectl's printer, is what kubectl printed.
+			printed := kubectltest.Message(o.Err, "STDIN")
+			if want := withoutWarnings(online); !sameMessage(printed, want) {
+				t.Errorf("offline:\n%s\nkubectl apply:\n%s", printed, want)
 			}
-			// statusfold validate prints "error: FILE: " and the apiserver's part of it.
-			if msg := offline.Message(o.Err); !strings.Contains(withoutWarnings(online), strings.SplitN(msg, "\n", 2)[0]) {
-				t.Errorf("statusfold validate's message %q does not start as in kubectl's output:\n%s", msg, online)
+			// statusfold validate prints "error: FILE: " and offline.Message: all of what
+			// kubectl prints for an Invalid error, the end of it otherwise.
+			msg := offline.Message(o.Err)
+			if apierrors.IsInvalid(o.Err) {
+				if msg != printed {
+					t.Errorf("offline.Message:\n%s\nkubectl's printer:\n%s", msg, printed)
+				}
+			} else if !strings.HasSuffix(printed, msg) {
+				t.Errorf("offline.Message %q is not the end of kubectl's message:\n%s", msg, printed)
 			}
 			t.Logf("%s", online)
 		})
