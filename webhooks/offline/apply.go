@@ -90,15 +90,15 @@ func (s *Server) applyRequest(ctx context.Context, source string, data []byte) (
 // request builder, against a cluster that answers every request with 404 Not Found: client-go's
 // own checks (an empty or invalid name) fail before any request.
 func getFromEmptyCluster(ctx context.Context, k *servedKind, namespace, name string) error {
-	gv := k.kind.GroupVersion()
-	c, err := rest.RESTClientFor(&rest.Config{Host: "https://offline.invalid", APIPath: "/apis",
-		ContentConfig: rest.ContentConfig{GroupVersion: &gv, NegotiatedSerializer: serializer.NewCodecFactory(runtime.NewScheme()).WithoutConversion()},
-		Transport:     notFound{gr: k.mapping.Resource.GroupResource()}})
-	if err != nil {
-		return err
-	}
-	return c.Get().NamespaceIfScoped(namespace, k.namespaced).Resource(k.mapping.Resource.Resource).
+	return k.emptyCluster.Get().NamespaceIfScoped(namespace, k.namespaced).Resource(k.mapping.Resource.Resource).
 		Name(name).Do(ctx).Error()
+}
+
+// emptyClusterClient is a REST client for gv whose every request is answered with 404 Not Found.
+func emptyClusterClient(gv schema.GroupVersion, gr schema.GroupResource) (*rest.RESTClient, error) {
+	return rest.RESTClientFor(&rest.Config{Host: "https://offline.invalid", APIPath: "/apis", QPS: -1, // no client-side throttling
+		ContentConfig: rest.ContentConfig{GroupVersion: &gv, NegotiatedSerializer: serializer.NewCodecFactory(runtime.NewScheme()).WithoutConversion()},
+		Transport:     notFound{gr: gr}})
 }
 
 // notFound answers every request as an apiserver without the object does.

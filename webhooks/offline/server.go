@@ -27,6 +27,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/warning"
+	restclient "k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 )
 
@@ -44,6 +45,8 @@ type servedKind struct {
 	decoder    runtime.Decoder
 	typer      runtime.ObjectTyper
 	strategy   strategy
+	// emptyCluster is kubectl's client for its lookup of the object.
+	emptyCluster *restclient.RESTClient
 }
 
 // New serves the custom resources of crds (every served version). The CRDs are defaulted as
@@ -155,7 +158,12 @@ func (s *Server) add(crd *apiextensionsv1.CustomResourceDefinition) error {
 			scope = meta.RESTScopeNamespace
 		}
 		mapping := &meta.RESTMapping{Resource: kind.GroupVersion().WithResource(crd.Spec.Names.Plural), GroupVersionKind: kind, Scope: scope}
-		s.kinds[kind] = &servedKind{kind: kind, mapping: mapping, namespaced: namespaced, decoder: decoder, typer: typer, strategy: strategy}
+		emptyCluster, err := emptyClusterClient(kind.GroupVersion(), mapping.Resource.GroupResource())
+		if err != nil {
+			return err
+		}
+		s.kinds[kind] = &servedKind{kind: kind, mapping: mapping, namespaced: namespaced, decoder: decoder, typer: typer,
+			strategy: strategy, emptyCluster: emptyCluster}
 	}
 	return nil
 }
