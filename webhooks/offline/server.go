@@ -87,6 +87,7 @@ func LoadCRDs(fsys fs.FS, pattern string) ([]*apiextensionsv1.CustomResourceDefi
 
 func (s *Server) add(crd *apiextensionsv1.CustomResourceDefinition) error {
 	structurals := map[string]*structuralschema.Structural{}
+	schemas := map[string]*apiextensionsinternal.JSONSchemaProps{} // by version, internal form
 	for _, v := range crd.Spec.Versions {
 		val, err := apihelpers.GetSchemaForVersion(crd, v.Name)
 		if err != nil {
@@ -99,6 +100,7 @@ func (s *Server) add(crd *apiextensionsv1.CustomResourceDefinition) error {
 		if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(val, internal, nil); err != nil {
 			return err
 		}
+		schemas[v.Name] = internal.OpenAPIV3Schema
 		st, err := structuralschema.NewStructural(internal.OpenAPIV3Schema)
 		if err != nil {
 			return fmt.Errorf("version %s: not a structural schema: %w", v.Name, err)
@@ -115,19 +117,7 @@ func (s *Server) add(crd *apiextensionsv1.CustomResourceDefinition) error {
 			continue
 		}
 		kind := schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}
-		val, err := apihelpers.GetSchemaForVersion(crd, v.Name)
-		if err != nil {
-			return err
-		}
-		var internalProps *apiextensionsinternal.JSONSchemaProps
-		if val != nil {
-			internal := &apiextensionsinternal.CustomResourceValidation{}
-			if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(val, internal, nil); err != nil {
-				return err
-			}
-			internalProps = internal.OpenAPIV3Schema
-		}
-		validator, _, err := apiservervalidation.NewSchemaValidator(internalProps)
+		validator, _, err := apiservervalidation.NewSchemaValidator(schemas[v.Name])
 		if err != nil {
 			return err
 		}
