@@ -209,6 +209,10 @@ func expandLists(docs []document) []document {
 // resultErrors lists an apiserver error's field errors (the causes of an Invalid error), or the
 // error itself with its reason as the type.
 func resultErrors(err error) []resultError {
+	var ce *offline.ClientError
+	if errors.As(err, &ce) { // kubectl stops before it sends the object
+		return []resultError{{Type: "ClientError", Message: offline.Message(err)}}
+	}
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
 		return []resultError{{Type: "Error", Message: err.Error()}}

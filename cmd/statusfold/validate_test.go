@@ -73,6 +73,26 @@ error: testdata/validate/bad.yaml: The ContentClassifier "jobs.v1.batch" is inva
 			wantStatus: 1,
 		},
 	}
+	tests = append(tests, struct {
+		name       string
+		opts       validateOptions
+		wantOut    string
+		wantErr    string
+		wantStatus int
+	}{
+		name: "schema-level mistakes: the apiserver's messages, a hint for a moved field; limit 0 defaulted before the schema's minimum",
+		opts: validateOptions{files: []string{filepath.Join("testdata", "validate", "schema.yaml")}},
+		wantOut: `statuscollector/zero-limit valid (testdata/validate/schema.yaml)
+`,
+		wantErr: `error: testdata/validate/schema.yaml: The StatusCollector "number-subject" is invalid: spec.combinedFields[0].subject: Invalid value: "integer": spec.combinedFields[0].subject in body must be of type string: "integer"
+error: testdata/validate/schema.yaml: The StatusCollector "string-select" is invalid: spec.select: Invalid value: "string": spec.select in body must be of type array: "string"
+error: testdata/validate/schema.yaml: json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string
+error: testdata/validate/schema.yaml: The BindingPolicy "string-flag" is invalid: spec.downsync[0].wantSingletonReportedState: Invalid value: "string": spec.downsync[0].wantSingletonReportedState in body must be of type boolean: "string"
+error: testdata/validate/schema.yaml: BindingPolicy in version "v1alpha1" cannot be handled as a BindingPolicy: strict decoding error: unknown field "spec.wantSingletonReportedState"
+hint: spec.wantSingletonReportedState moved in KubeStellar 0.26: set wantSingletonReportedState on each downsync clause (spec.downsync[].wantSingletonReportedState)
+`,
+		wantStatus: 1,
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out, errOut, code := runValidateForTest(t, &tt.opts)
@@ -130,6 +150,12 @@ func TestValidateFolderAndJSON(t *testing.T) {
 		{"BindingPolicy", "nginx", true, ""},
 		{"ContentClassifier", "jobs.v1.batch", true, ""},
 		{"StatusCollector", "in-list", false, "FieldValueInvalid:spec.select[0].def"},
+		{"StatusCollector", "number-subject", false, "FieldValueTypeInvalid:spec.combinedFields[0].subject"},
+		{"StatusCollector", "string-select", false, "FieldValueTypeInvalid:spec.select"},
+		{"BindingPolicy", "number-label", false, "ClientError:"},
+		{"BindingPolicy", "string-flag", false, "FieldValueTypeInvalid:spec.downsync[0].wantSingletonReportedState"},
+		{"BindingPolicy", "spec-level", false, "BadRequest:"},
+		{"StatusCollector", "zero-limit", true, ""},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)
