@@ -1,0 +1,189 @@
+package kscompat
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	ksv1alpha1 "github.com/kubestellar/kubestellar/api/control/v1alpha1"
+)
+
+// The comparison is KubeStellar v0.30.0's own statusCombinationEqual (pkg/status,
+// combinedstatus-resolution.go, unexported, so copied here): same name, same column names in
+// order, same number of rows, every row of one equal to some row of the other (rows unordered),
+// values equal by type — numbers parsed as int64, then uint64, then float64 and equal only within
+// the same kind; objects compared as decoded JSON. Two changes, both so that KubeStellar's own
+// output compares equal to itself: NaN equals NaN (an AVG over no values is NaN on both sides) and
+// Array values are compared like Object values (its valueEqual has no Array case and so calls two
+// equal arrays different). Row errors and aggregation errors are not part of its equality; they
+// are compared separately (errorsDiff).
+
+func statusCombinationEqual(a, b *ksv1alpha1.NamedStatusCombination) bool {
+	if a.Name != b.Name || !reflect.DeepEqual(a.ColumnNames, b.ColumnNames) || len(a.Rows) != len(b.Rows) {
+		return false
+	}
+	for i := range a.Rows {
+		found := false
+		for j := range b.Rows {
+			if rowEqual(&a.Rows[i], &b.Rows[j]) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func rowEqual(a, b *ksv1alpha1.StatusCombinationRow) bool {
+	if len(a.Columns) != len(b.Columns) {
+		return false
+	}
+	for i := range a.Columns {
+		if !valueEqual(&a.Columns[i], &b.Columns[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func valueEqual(a, b *ksv1alpha1.Value) bool {
+	if a.Type != b.Type || !validValue(a) || !validValue(b) {
+		return false
+	}
+	switch a.Type {
+	case ksv1alpha1.TypeString:
+		return *a.String == *b.String
+	case ksv1alpha1.TypeNumber:
+		an, err1 := parseNumber(*a.Number)
+		bn, err2 := parseNumber(*b.Number)
+		return err1 == nil && err2 == nil && numericEqual(an, bn)
+	case ksv1alpha1.TypeBool:
+		return *a.Bool == *b.Bool
+	case ksv1alpha1.TypeObject:
+		return jsonEqual(a.Object.Raw, b.Object.Raw)
+	case ksv1alpha1.TypeArray:
+		return jsonEqual(a.Array.Raw, b.Array.Raw)
+	case ksv1alpha1.TypeNull:
+		return true
+	}
+	return false
+}
+
+func jsonEqual(a, b []byte) bool {
+	var v1, v2 any
+	_ = json.Unmarshal(a, &v1)
+	_ = json.Unmarshal(b, &v2)
+	return reflect.DeepEqual(v1, v2)
+}
+
+func validValue(v *ksv1alpha1.Value) bool {
+	switch v.Type {
+	case ksv1alpha1.TypeString:
+		return v.String != nil
+	case ksv1alpha1.TypeNumber:
+		return v.Number != nil
+	case ksv1alpha1.TypeBool:
+		return v.Bool != nil
+	case ksv1alpha1.TypeObject:
+		return v.Object != nil
+	case ksv1alpha1.TypeArray:
+		return v.Array != nil
+	case ksv1alpha1.TypeNull:
+		return true
+	}
+	return false
+}
+
+func parseNumber(s string) (any, error) {
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return v, nil
+	}
+	if v, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return v, nil
+	}
+	if v, err := strconv.ParseFloat(s, 64); err == nil {
+		return v, nil
+	}
+	return nil, fmt.Errorf("not a number: %q", s)
+}
+
+func numericEqual(a, b any) bool {
+	switch av := a.(type) {
+	case int64:
+		bv, ok := b.(int64)
+		return ok && av == bv
+	case uint64:
+		bv, ok := b.(uint64)
+		return ok && av == bv
+	case float64:
+		bv, ok := b.(float64)
+		return ok && (av == bv || math.IsNaN(av) && math.IsNaN(bv))
+	}
+	return false
+}
+
+// errorsDiff describes how the row errors and aggregation errors of two results differ, by
+// (WEC, column) and column only (the messages of two CEL implementations differ in wording), or
+// returns "" when they name the same cells.
+func errorsDiff(ks, sf *ksv1alpha1.NamedStatusCombination) string {
+	rowKeys := func(r *ksv1alpha1.NamedStatusCombination) string {
+		keys := []string{}
+		for _, e := range r.RowErrors {
+			keys = append(keys, e.WEC.ClusterId+"/"+e.ColumnName)
+		}
+		sort.Strings(keys)
+		return strings.Join(keys, " ")
+	}
+	aggKeys := func(r *ksv1alpha1.NamedStatusCombination) string {
+		keys := []string{}
+		for _, e := range r.AggregationErrors {
+			keys = append(keys, e.ColumnName)
+		}
+		sort.Strings(keys)
+		return strings.Join(keys, " ")
+	}
+	var out []string
+	if k, s := rowKeys(ks), rowKeys(sf); k != s {
+		out = append(out, fmt.Sprintf("rowErrors KubeStellar [%s] statusfold [%s]", k, s))
+	}
+	if k, s := aggKeys(ks), aggKeys(sf); k != s {
+		out = append(out, fmt.Sprintf("aggregationErrors KubeStellar [%s] statusfold [%s]", k, s))
+	}
+	return strings.Join(out, "; ")
+}
+
+// rowsText is a compact rendering of a result's rows for the test log.
+func rowsText(r *ksv1alpha1.NamedStatusCombination) string {
+	var rows []string
+	for _, row := range r.Rows {
+		var cells []string
+		for _, v := range row.Columns {
+			cells = append(cells, valueText(v))
+		}
+		rows = append(rows, "("+strings.Join(cells, ", ")+")")
+	}
+	return fmt.Sprintf("%v %s", r.ColumnNames, strings.Join(rows, " "))
+}
+
+func valueText(v ksv1alpha1.Value) string {
+	switch {
+	case v.String != nil:
+		return fmt.Sprintf("%s:%q", v.Type, *v.String)
+	case v.Number != nil:
+		return string(v.Type) + ":" + *v.Number
+	case v.Bool != nil:
+		return fmt.Sprintf("%s:%t", v.Type, *v.Bool)
+	case v.Object != nil:
+		return string(v.Type) + ":" + string(v.Object.Raw)
+	case v.Array != nil:
+		return string(v.Type) + ":" + string(v.Array.Raw)
+	}
+	return string(v.Type)
+}
