@@ -181,9 +181,19 @@ func valueText(v ksv1alpha1.Value) string {
 	case v.Bool != nil:
 		return fmt.Sprintf("%s:%t", v.Type, *v.Bool)
 	case v.Object != nil:
-		return string(v.Type) + ":" + string(v.Object.Raw)
+		return string(v.Type) + ":" + canonicalJSON(v.Object.Raw)
 	case v.Array != nil:
-		return string(v.Type) + ":" + string(v.Array.Raw)
+		return string(v.Type) + ":" + canonicalJSON(v.Array.Raw)
 	}
 	return string(v.Type)
+}
+
+// canonicalJSON re-encodes JSON with sorted keys, so texts compare regardless of key order.
+func canonicalJSON(raw []byte) string {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
