@@ -19,7 +19,8 @@ func TestPlainValue(t *testing.T) {
 		{vn("-1.5e-7"), `-1.5e-7`},
 		{vn("NaN"), `"NaN"`},
 		{vn("+Inf"), `"+Inf"`},
-		{varr(vn("1"), vobj("a", vnull(), "b", varr())), `[1,{"a":null,"b":[]}]`},
+		{varr(`[1,{"a":null,"b":[]}]`), `[1,{"a":null,"b":[]}]`},
+		{vobj(`{"big":123456789012345678901234567890,"x":1.5e-7}`), `{"big":123456789012345678901234567890,"x":1.5e-7}`},
 	}
 	for _, tc := range cases {
 		b, err := json.Marshal(PlainValue(tc.v))

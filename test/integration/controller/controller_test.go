@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -306,21 +307,14 @@ func resultNames(cs *controlv1alpha1.CombinedStatus) []string {
 	return out
 }
 
-// jsonCell is how cells renders an Object value: the Value's JSON.
+// jsonCell is how cells renders an Object value: its plain JSON (SPEC §2), compact with sorted keys.
 func jsonCell(t *testing.T, m map[string]any) string {
 	t.Helper()
-	v := controlv1alpha1.Value{Type: controlv1alpha1.TypeObject, Object: map[string]controlv1alpha1.Value{}}
-	for k, x := range m {
-		n := fmt.Sprint(x)
-		v.Object[k] = controlv1alpha1.Value{Type: controlv1alpha1.TypeNumber, Number: &n}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return cellsOf(t, v)
-}
-
-func cellsOf(t *testing.T, v controlv1alpha1.Value) string {
-	t.Helper()
-	r := &controlv1alpha1.NamedStatusCombination{Rows: []controlv1alpha1.StatusCombinationRow{{Columns: []controlv1alpha1.Value{v}}}}
-	return cells(r)[0][0]
+	return string(b)
 }
 
 // condition returns the StatusCollectorsAvailable condition of a policy and of its binding.

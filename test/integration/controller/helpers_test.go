@@ -336,6 +336,10 @@ func cells(r *controlv1alpha1.NamedStatusCombination) [][]string {
 				cols = append(cols, fmt.Sprint(*v.Bool))
 			case v.Type == controlv1alpha1.TypeNull:
 				cols = append(cols, "null")
+			case v.Object != nil:
+				cols = append(cols, string(v.Object.Raw))
+			case v.Array != nil:
+				cols = append(cols, string(v.Array.Raw))
 			default:
 				b, _ := json.Marshal(v)
 				cols = append(cols, string(b))
