@@ -57,7 +57,7 @@ func TestBesideKubeStellar(t *testing.T) {
 	s.create(deployment("shop", "solo"))
 	s.create(statusCollector("per-wec", sel("wec", "inventory.name"), sel("avail", "returned.status.availableReplicas"),
 		sel("returned", "returned.status")))
-	s.create(statusCollector("ready-sum", count("wecs"), agg("ready", sum, "returned.status.readyReplicas")))
+	s.create(statusCollector("ready-sum", count("wecs"), agg("ready", aggSum, "returned.status.readyReplicas")))
 	cc := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "control.kubestellar.io/v1alpha1", "kind": "ContentClassifier",
 		"metadata": map[string]any{"name": "deployments.v1.apps"},

@@ -197,3 +197,33 @@ func canonicalJSON(raw []byte) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// contentSignature renders a CombinedStatus's results with their rows sorted and the columns that
+// have errors: equal signatures mean equal content regardless of row order.
+func contentSignature(cs *ksv1alpha1.CombinedStatus) string {
+	var b strings.Builder
+	for i := range cs.Results {
+		r := &cs.Results[i]
+		rows := make([]string, len(r.Rows))
+		for j, row := range r.Rows {
+			var cells []string
+			for _, v := range row.Columns {
+				cells = append(cells, valueText(v))
+			}
+			rows[j] = strings.Join(cells, ",")
+		}
+		sort.Strings(rows)
+		// KubeStellar keeps the first error per column of a Go map iteration, so which WEC an
+		// error names changes from one write to the next: only the columns count here.
+		cols := map[string]bool{}
+		for _, e := range r.RowErrors {
+			cols["row:"+e.ColumnName] = true
+		}
+		for _, e := range r.AggregationErrors {
+			cols["agg:"+e.ColumnName] = true
+		}
+		errs := sortedKeys(cols)
+		fmt.Fprintf(&b, "%s%v[%s]{%s};", r.Name, r.ColumnNames, strings.Join(rows, "|"), strings.Join(errs, "|"))
+	}
+	return b.String()
+}

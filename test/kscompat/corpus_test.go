@@ -19,10 +19,10 @@ var corpusWECs = []struct {
 }{{"c1", "eu"}, {"c2", "us"}, {"c3", "eu"}, {"c4", "ap"}, {"c5", "us"}}
 
 const (
-	sum = ksv1alpha1.AggregatorTypeSum
-	avg = ksv1alpha1.AggregatorTypeAvg
-	min = ksv1alpha1.AggregatorTypeMin
-	max = ksv1alpha1.AggregatorTypeMax
+	aggSum = ksv1alpha1.AggregatorTypeSum
+	aggAvg = ksv1alpha1.AggregatorTypeAvg
+	aggMin = ksv1alpha1.AggregatorTypeMin
+	aggMax = ksv1alpha1.AggregatorTypeMax
 )
 
 // corpusCollectors cover select, filter, groupBy, every aggregate, failing expressions, object and
@@ -46,32 +46,32 @@ func corpusCollectors() []*ksv1alpha1.StatusCollector {
 		statusCollector("s-bool", sel("same", "returned.status.replicas == returned.status.ready")),
 		statusCollector("s-status", sel("whole", "returned.status")),
 		statusCollector("a-count", count("n")),
-		statusCollector("a-sum", agg("sum", sum, "returned.status.avail")),
-		statusCollector("a-avg", agg("avg", avg, "returned.status.avail")),
-		statusCollector("a-min", agg("min", min, "returned.status.avail")),
-		statusCollector("a-max", agg("max", max, "returned.status.avail")),
-		statusCollector("a-all", count("n2"), agg("replicas", sum, "returned.status.replicas"),
-			agg("ratio2", avg, "returned.status.ratio"), agg("lo", min, "returned.status.ready"),
-			agg("hi", max, "returned.status.ready")),
+		statusCollector("a-sum", agg("sum", aggSum, "returned.status.avail")),
+		statusCollector("a-avg", agg("avg", aggAvg, "returned.status.avail")),
+		statusCollector("a-min", agg("min", aggMin, "returned.status.avail")),
+		statusCollector("a-max", agg("max", aggMax, "returned.status.avail")),
+		statusCollector("a-all", count("n2"), agg("replicas", aggSum, "returned.status.replicas"),
+			agg("ratio2", aggAvg, "returned.status.ratio"), agg("lo", aggMin, "returned.status.ready"),
+			agg("hi", aggMax, "returned.status.ready")),
 		statusCollector("a-by-phase", groupBy("phase2", "returned.status.phase"), count("n3"),
-			agg("sum2", sum, "returned.status.avail")),
+			agg("sum2", aggSum, "returned.status.avail")),
 		statusCollector("a-by-ready", groupBy("ready", "returned.status.ready"), count("n4")),
 		statusCollector("a-by-object", groupBy("info2", "returned.status.info"), count("n5")),
 		statusCollector("a-by-list", groupBy("tags2", "returned.status.tags"), count("n6")),
 		statusCollector("a-by-bool", groupBy("ok", "returned.status.ready == returned.status.replicas"), count("n7")),
-		statusCollector("a-strings", agg("sum3", sum, "returned.status.countStr"), agg("max2", max, "returned.status.countStr")),
-		statusCollector("a-bad", agg("sum4", sum, "returned.status.bad")),
+		statusCollector("a-strings", agg("sum3", aggSum, "returned.status.countStr"), agg("max2", aggMax, "returned.status.countStr")),
+		statusCollector("a-bad", agg("sum4", aggSum, "returned.status.bad")),
 		statusCollector("a-filter", filter("returned.status.phase == 'Running'"), count("n8"),
-			agg("sum5", sum, "returned.status.ready")),
+			agg("sum5", aggSum, "returned.status.ready")),
 		statusCollector("a-filter-fail", filter("returned.status.nosuch > 1"), count("n9")),
 		statusCollector("a-group-fail", groupBy("g", "returned.status.nosuch"), count("n10")),
 		statusCollector("a-limit", groupBy("ready2", "returned.status.ready"), count("n11"), limit(1)),
-		statusCollector("a-double", agg("sum6", sum, "returned.status.ratio"), agg("min2", min, "returned.status.ratio")),
+		statusCollector("a-double", agg("sum6", aggSum, "returned.status.ratio"), agg("min2", aggMin, "returned.status.ratio")),
 		statusCollector("a-by-name", groupBy("name", "obj.metadata.name"), count("n12"),
-			agg("avg2", avg, "returned.status.replicas")),
+			agg("avg2", aggAvg, "returned.status.replicas")),
 		statusCollector("a-none", filter("returned.status.replicas > 100"), count("n13"),
-			agg("sum7", sum, "returned.status.replicas"), agg("avg3", avg, "returned.status.replicas"),
-			agg("min3", min, "returned.status.replicas"), agg("max3", max, "returned.status.replicas")),
+			agg("sum7", aggSum, "returned.status.replicas"), agg("avg3", aggAvg, "returned.status.replicas"),
+			agg("min3", aggMin, "returned.status.replicas"), agg("max3", aggMax, "returned.status.replicas")),
 	}
 }
 

@@ -25,9 +25,13 @@ func setupCorpus(t *testing.T, s *space) []*ksv1alpha1.StatusCollector {
 		s.addWEC(w.name, map[string]string{"region": w.region, "kscompat": "corpus"})
 	}
 	s.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: corpusNamespace}})
-	collectors := corpusCollectors()
-	for _, sc := range collectors {
+	var collectors []*ksv1alpha1.StatusCollector
+	for _, sc := range corpusCollectors() {
+		if _, ok := kubestellarPanics[sc.Name]; ok {
+			continue
+		}
 		s.create(sc)
+		collectors = append(collectors, sc)
 	}
 	for _, o := range corpusObjects() {
 		s.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: o.name, Namespace: corpusNamespace,
@@ -57,17 +61,20 @@ func settledCombinedStatuses(t *testing.T, s *space, procs []*process, want int,
 	var last map[string]*ksv1alpha1.CombinedStatus
 	var lastSig string
 	var since time.Time
+	changes := 0
 	s.eventually("CombinedStatuses settle", timeout, procs, func(ctx context.Context) (bool, string) {
 		css, err := s.combinedStatuses(ctx, corpusNamespace)
 		if err != nil {
 			return false, err.Error()
 		}
+		// KubeStellar rewrites a CombinedStatus whenever its rows come out in another order (they
+		// come from Go map iteration), so "settled" means the same content, rows unordered.
 		var sig []string
 		for _, k := range sortedKeys(css) {
-			sig = append(sig, k+"@"+css[k].ResourceVersion+fmt.Sprintf("#%d", len(css[k].Results)))
+			sig = append(sig, k+"="+contentSignature(css[k]))
 		}
 		if len(css) != len(corpusObjects()) {
-			return false, fmt.Sprintf("%d CombinedStatuses: %v", len(css), sig)
+			return false, fmt.Sprintf("%d CombinedStatuses: %v", len(css), sortedKeys(css))
 		}
 		for _, k := range sortedKeys(css) {
 			if len(css[k].Results) != want {
@@ -75,12 +82,23 @@ func settledCombinedStatuses(t *testing.T, s *space, procs []*process, want int,
 			}
 		}
 		if joined := strings.Join(sig, " "); joined != lastSig {
+			if lastSig != "" && changes < 5 {
+				t.Logf("content changed after %s: %s", time.Since(since).Round(time.Millisecond), firstDifference(lastSig, joined))
+			}
+			changes++
 			last, lastSig, since = css, joined, time.Now()
 			return false, "changed"
 		}
 		return time.Since(since) >= quiet, "settling"
 	})
 	return last
+}
+
+// kubestellarPanics are the corpus collectors that KubeStellar v0.30.0's status controller cannot
+// evaluate: it panics and the controller-manager exits. They are left out of the differential.
+var kubestellarPanics = map[string]string{
+	"a-by-object": "groupBy value is a map: handleAggregationReadLocked uses it as a Go map key (hash of unhashable type)",
+	"a-by-list":   "groupBy value is a list: handleAggregationReadLocked uses it as a Go map key (hash of unhashable type []interface {})",
 }
 
 // knownDepartures are the collectors whose results differ by design, with the reason (see
@@ -95,7 +113,9 @@ var knownDepartures = map[string]string{}
 // The two controllers cannot own the same CombinedStatus names at once, so they run one after the
 // other: KubeStellar's status controller writes, its output is read, it is killed and its
 // CombinedStatuses are deleted; then statusfold writes from the same Bindings (which KubeStellar's
-// binding controller keeps writing in both phases).
+// binding controller keeps writing in both phases). KubeStellar's status controller runs with
+// KubeStellar's CRDs (it installs them at startup), statusfold with its own, put back after
+// KubeStellar's binding controller started (see reinstallStatusfoldCRDs).
 func TestDifferential(t *testing.T) {
 	s := startSpace(t)
 	collectors := setupCorpus(t, s)
@@ -117,6 +137,8 @@ func TestDifferential(t *testing.T) {
 	})
 
 	ksb := s.startKubeStellar("binding")
+	s.waitForLog(ksb, `"Starting controller" logger="setup" name="Binding"`, time.Minute)
+	s.reinstallStatusfoldCRDs()
 	sf := s.startStatusfold()
 	start = time.Now()
 	sfOut := settledCombinedStatuses(t, s, []*process{ksb, sf}, len(collectors), 3*time.Second, 3*time.Minute)
@@ -194,3 +216,13 @@ func compareCorpus(t *testing.T, ksOut, sfOut map[string]*ksv1alpha1.CombinedSta
 }
 
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// firstDifference shows where two signatures start to differ.
+func firstDifference(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	from := max(0, i-200)
+	return fmt.Sprintf("…%s… became …%s…", a[from:min(len(a), i+200)], b[from:min(len(b), i+200)])
+}

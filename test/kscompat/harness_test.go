@@ -187,6 +187,7 @@ func startSpace(t testing.TB) *space {
 		}
 	})
 	t.Logf("control plane up in %s at %s", time.Since(start).Round(time.Millisecond), cfg.Host)
+	cfg.QPS, cfg.Burst = -1, 0 // the tests poll; no client-side throttling
 	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
 	if err != nil {
 		t.Fatal(err)
@@ -335,6 +336,29 @@ func (s *space) startKubeStellar(controllers string) *process {
 		"--pprof-bind-address="+freeAddr(s.t), "-v=2")
 }
 
+// waitForLog waits until a process's log has a line containing text.
+func (s *space) waitForLog(p *process, text string, timeout time.Duration) {
+	s.t.Helper()
+	s.eventually(p.name+" logs "+text, timeout, []*process{p}, func(context.Context) (bool, string) {
+		b, err := os.ReadFile(p.log)
+		return err == nil && strings.Contains(string(b), text), "not yet"
+	})
+}
+
+// reinstallStatusfoldCRDs puts statusfold's CRDs back after KubeStellar's controller-manager has
+// replaced its five with its own at startup: statusfold writes fields that KubeStellar's schema
+// lacks (aggregationErrors[].row and .count, StatusCollector .status.conditions, a
+// lastUpdateTime in policy conditions), and server-side apply rejects a field the schema does not
+// declare (see docs/kubestellar.md).
+func (s *space) reinstallStatusfoldCRDs() {
+	s.t.Helper()
+	if _, err := envtest.InstallCRDs(s.cfg, envtest.CRDInstallOptions{
+		Paths: []string{filepath.Join(repoRoot(), "config", "crd", "bases")}, ErrorIfPathMissing: true,
+	}); err != nil {
+		s.t.Fatalf("reinstalling statusfold's CRDs: %v", err)
+	}
+}
+
 // startStatusfold runs `statusfold manager` in external binding mode against this space.
 func (s *space) startStatusfold(extra ...string) *process {
 	s.t.Helper()
@@ -356,8 +380,12 @@ func (s *space) eventually(what string, timeout time.Duration, procs []*process,
 					return false, fmt.Errorf("%s exited: %v", p.name, p.cmd.ProcessState)
 				}
 			}
+			// The condition gets a context of its own, so that the poll's deadline does not
+			// replace the last real reason with "context deadline exceeded".
+			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
 			var ok bool
-			ok, reason = cond(ctx)
+			ok, reason = cond(cctx)
 			return ok, nil
 		})
 	if err != nil {

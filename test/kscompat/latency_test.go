@@ -64,7 +64,7 @@ func TestEndToEndLatency(t *testing.T) {
 		s.addWEC(w.name, map[string]string{"kscompat": "latency"})
 	}
 	s.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: corpusNamespace}})
-	s.create(statusCollector("a-sum", agg("sum", sum, "returned.status.avail")))
+	s.create(statusCollector("a-sum", agg("sum", aggSum, "returned.status.avail")))
 	s.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "o-latency", Namespace: corpusNamespace,
 		Labels: map[string]string{"kscompat": "latency"}}})
 	for i, w := range corpusWECs[:3] {
@@ -84,6 +84,8 @@ func TestEndToEndLatency(t *testing.T) {
 	}
 
 	ksb := s.startKubeStellar("binding")
+	s.waitForLog(ksb, `"Starting controller" logger="setup" name="Binding"`, time.Minute)
+	s.reinstallStatusfoldCRDs()
 	sf := s.startStatusfold()
 	sfTimes := measureUpdates(t, s, []*process{ksb, sf}, 11, 200)[1:] // the first waits for statusfold's start
 	med := func(ds []time.Duration) time.Duration {
