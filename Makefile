@@ -39,7 +39,6 @@ help: ## Show this help.
 manifests: ## Regenerate deepcopy code, CRDs (config/crd) and RBAC (config/rbac) from the Go types and markers.
 	$(CONTROLLER_GEN) object paths="./api/..."
 	$(CONTROLLER_GEN) crd paths="./api/..." output:crd:artifacts:config=config/crd/bases
-	go run ./hack/crdfix config/crd/bases/*.yaml
 	$(CONTROLLER_GEN) rbac:roleName=statusfold-manager paths="./aggregator/..." paths="./webhooks/..." paths="./certs/..." output:rbac:artifacts:config=config/rbac
 	@mkdir -p config/crd/external
 	cp "$$(go env GOMODCACHE)/open-cluster-management.io/api@$(OCM_API_VERSION)/cluster/v1/0000_00_clusters.open-cluster-management.io_managedclusters.crd.yaml" config/crd/external/

@@ -398,7 +398,9 @@ func (a *Aggregator) writeCombinedStatus(ctx context.Context, cs *controlv1alpha
 	return true, nil
 }
 
-// combinedStatusCurrent reports whether cur already has want's labels, owner and results.
+// combinedStatusCurrent reports whether cur already has want's labels, owner and results. Results
+// are compared as JSON values, not as bytes: the apiserver re-encodes the plain JSON of Object and
+// Array cells, and a CombinedStatus in an earlier wire form differs, so it is rewritten.
 func combinedStatusCurrent(cur, want *controlv1alpha1.CombinedStatus) bool {
 	for k, v := range want.Labels {
 		if w, ok := cur.Labels[k]; !ok || w != v {
@@ -408,7 +410,7 @@ func combinedStatusCurrent(cur, want *controlv1alpha1.CombinedStatus) bool {
 	if !slices.ContainsFunc(cur.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == want.OwnerReferences[0].UID }) {
 		return false
 	}
-	return equality.Semantic.DeepEqual(cur.Results, want.Results)
+	return collector.ResultsEqual(cur.Results, want.Results)
 }
 
 func (a *Aggregator) ensureReportNamespace(ctx context.Context) error {
@@ -464,11 +466,14 @@ func (a *Aggregator) returnStatus(ctx context.Context, in *objectInputs) (bool, 
 			return false, nil // retried when an input changes
 		}
 	}
-	label := ""
+	labels := map[string]string{}
 	if d.Label {
-		label = strconv.Itoa(input.Qualified)
+		labels[LabelExecutingCount] = strconv.Itoa(input.Qualified)
 	}
-	return a.writeReturn(ctx, in, d.Label, label, status)
+	if l := d.Mode.Label(); l != "" {
+		labels[l] = "true"
+	}
+	return a.writeReturn(ctx, in, labels, status)
 }
 
 // computeReturn copies or aggregates the qualified WECs' reported states through the engine's
@@ -500,18 +505,26 @@ func (a *Aggregator) computeReturn(in *objectInputs, q []string) (map[string]any
 	return rs.state.Result()
 }
 
-// writeReturn brings the object's executing-count label and status to what is wanted, with
-// server-side apply under FieldManager: the label on the main resource, the status on the status
-// subresource (or both on the main resource for kinds without one). Fields that other managers
-// own are never taken over: a conflict is reported, not forced.
-func (a *Aggregator) writeReturn(ctx context.Context, in *objectInputs, wantLabel bool, label string, status map[string]any) (bool, error) {
+// writeReturn brings the object's return labels (returnLabels; labels holds those wanted) and
+// status to what is wanted, with server-side apply under FieldManager: the labels on the main
+// resource, the status on the status subresource (or both on the main resource for kinds without
+// one). Fields that other managers own are never taken over: a conflict is reported, not forced.
+func (a *Aggregator) writeReturn(ctx context.Context, in *objectInputs, labels map[string]string, status map[string]any) (bool, error) {
 	obj := in.obj
 	statusSub := "status"
 	if !in.info.HasStatus {
 		statusSub = ""
 	}
-	ownsLabel := ownsField(obj, "", "f:metadata", "f:labels", "f:"+LabelExecutingCount)
-	labelOK := (wantLabel && ownsLabel && obj.GetLabels()[LabelExecutingCount] == label) || (!wantLabel && !ownsLabel)
+	labelOK := true
+	for _, k := range returnLabels {
+		want, wanted := labels[k]
+		owns := ownsField(obj, "", "f:metadata", "f:labels", "f:"+k)
+		cur, has := obj.GetLabels()[k]
+		if wanted != owns || (wanted && (!has || cur != want)) {
+			labelOK = false
+			break
+		}
+	}
 	ownsStatus := ownsField(obj, statusSub, "f:status")
 	statusJSON := ""
 	if status != nil {
@@ -544,8 +557,8 @@ func (a *Aggregator) writeReturn(ctx context.Context, in *objectInputs, wantLabe
 		u := base()
 		// The resource version makes the apply conditional: it never re-creates a deleted object.
 		u.SetResourceVersion(obj.GetResourceVersion())
-		if wantLabel {
-			u.SetLabels(map[string]string{LabelExecutingCount: label})
+		if len(labels) > 0 {
+			u.SetLabels(labels)
 		}
 		if statusSub == "" && status != nil {
 			u.Object["status"] = status

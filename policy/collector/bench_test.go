@@ -115,6 +115,22 @@ func BenchmarkFullSelect(b *testing.B) {
 	}
 }
 
+// BenchmarkSelectStatus selects each WEC's whole reported status, an Object cell per row (the
+// seed docs' full-status collector), for 1,000 WECs.
+func BenchmarkSelectStatus(b *testing.B) {
+	const n = 1000
+	c := newTestCompiler(b)
+	col := mustCompile(b, c, statusCollector("full-status", withSelect("wec", "inventory.name"),
+		withSelect("status", "returned.status"), withLimit(n)))
+	wecs := benchWECs(n)
+	for b.Loop() {
+		res := Evaluate(benchObj, wecs, []*Collector{col})
+		if len(res[0].Rows) != n {
+			b.Fatalf("got %d rows", len(res[0].Rows))
+		}
+	}
+}
+
 // BenchmarkIncrementalUpsert updates one WEC of a 10,000-WEC table and reads the results.
 func BenchmarkIncrementalUpsert(b *testing.B) {
 	const n = 10000

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/big"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -595,4 +596,27 @@ func ValuesEqual(a, b controlv1alpha1.Value) bool {
 		return string(appendKey(nil, &ja)) == string(appendKey(nil, &jb))
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// ResultsEqual says whether two lists of results say the same: the same names, columns, row
+// errors and aggregation errors, and cells equal as JSON values (ValuesEqual). A result in an
+// earlier wire form (e.g. Objects of nested typed values) is never equal to the current one.
+func ResultsEqual(a, b []controlv1alpha1.NamedStatusCombination) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		ra, rb := &a[i], &b[i]
+		if ra.Name != rb.Name || !slices.Equal(ra.ColumnNames, rb.ColumnNames) ||
+			!slices.Equal(ra.RowErrors, rb.RowErrors) || !slices.Equal(ra.AggregationErrors, rb.AggregationErrors) ||
+			len(ra.Rows) != len(rb.Rows) {
+			return false
+		}
+		for j := range ra.Rows {
+			if !slices.EqualFunc(ra.Rows[j].Columns, rb.Rows[j].Columns, ValuesEqual) {
+				return false
+			}
+		}
+	}
+	return true
 }
