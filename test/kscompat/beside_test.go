@@ -148,21 +148,23 @@ func TestBesideKubeStellar(t *testing.T) {
 
 	// Status return: the singleton copies u1's state, the multi-WEC object gets the aggregate
 	// (readyReplicas: the minimum over e1 and e2), each with the number of executing WECs.
-	checkReturned := func(name string, ready int32, wecs string) {
+	// KubeStellar's label says which kind of return it is (SPEC §2).
+	checkReturned := func(name string, ready int32, wecs, modeLabel string) {
 		t.Helper()
 		s.eventually("status of Deployment "+name, time.Minute, procs, func(ctx context.Context) (bool, string) {
 			var d appsv1.Deployment
 			if ok, err := s.get(ctx, client.ObjectKey{Namespace: "shop", Name: name}, &d); !ok {
 				return false, fmt.Sprint(err)
 			}
-			if d.Status.ReadyReplicas != ready || d.Status.AvailableReplicas != ready || d.Labels["kubestellar.io/executing-count"] != wecs {
+			if d.Status.ReadyReplicas != ready || d.Status.AvailableReplicas != ready || d.Labels["kubestellar.io/executing-count"] != wecs ||
+				d.Labels["managed-by.kubestellar.io/"+modeLabel] != "true" {
 				return false, fmt.Sprintf("readyReplicas %d, availableReplicas %d, labels %v", d.Status.ReadyReplicas, d.Status.AvailableReplicas, d.Labels)
 			}
 			return true, ""
 		})
 	}
-	checkReturned("solo", 2, "1")
-	checkReturned("web", 1, "2")
+	checkReturned("solo", 2, "1", "singletonstatus")
+	checkReturned("web", 1, "2", "multiwecstatus")
 
 	// An update of one WEC's WorkStatus flows through to both.
 	if err := s.report(ctx, "e2", deploymentRef("shop", "web"), deploymentStatus(3)); err != nil {
@@ -172,5 +174,5 @@ func TestBesideKubeStellar(t *testing.T) {
 		"per-wec":   fmt.Sprintf(`[wec avail returned] (String:"e1", Number:3, Object:%s) (String:"e2", Number:3, Object:%s)`, prunedJSON(3), prunedJSON(3)),
 		"ready-sum": "[wecs ready] (Number:2, Number:6)",
 	})
-	checkReturned("web", 3, "2")
+	checkReturned("web", 3, "2", "multiwecstatus")
 }
