@@ -227,3 +227,33 @@ func contentSignature(cs *ksv1alpha1.CombinedStatus) string {
 	}
 	return b.String()
 }
+
+// representation normalises KubeStellar's result for the departures in how a value is written,
+// which SPEC §2–§3 decide differently (docs/kubestellar.md, "Departures"): a cell whose expression
+// failed holds the error message as a String (statusfold: Null, and the message in rowErrors); a
+// list is an Object holding a JSON array (statusfold: Array); a timestamp is an Object holding a
+// JSON string (statusfold: a String); a null is an Object holding 0 (cel-go's NullValue marshalled
+// as a number) and an unreported status an Object without content (statusfold: Null both).
+// What remains after it is a difference in what is computed.
+func representation(r *ksv1alpha1.NamedStatusCombination) *ksv1alpha1.NamedStatusCombination {
+	out := r.DeepCopy()
+	for i := range out.Rows {
+		for j := range out.Rows[i].Columns {
+			v := &out.Rows[i].Columns[j]
+			switch {
+			case v.Type == ksv1alpha1.TypeString && v.String != nil && strings.HasPrefix(*v.String, "failed to evaluate expression: "):
+				*v = ksv1alpha1.Value{Type: ksv1alpha1.TypeNull}
+			case v.Type == ksv1alpha1.TypeObject && (v.Object == nil || len(v.Object.Raw) == 0 || string(v.Object.Raw) == "null" || string(v.Object.Raw) == "0"):
+				*v = ksv1alpha1.Value{Type: ksv1alpha1.TypeNull}
+			case v.Type == ksv1alpha1.TypeObject && v.Object.Raw[0] == '[':
+				*v = ksv1alpha1.Value{Type: ksv1alpha1.TypeArray, Array: v.Object}
+			case v.Type == ksv1alpha1.TypeObject && v.Object.Raw[0] == '"':
+				var str string
+				if json.Unmarshal(v.Object.Raw, &str) == nil {
+					*v = ksv1alpha1.Value{Type: ksv1alpha1.TypeString, String: &str}
+				}
+			}
+		}
+	}
+	return out
+}
