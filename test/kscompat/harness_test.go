@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	kfv1alpha1 "github.com/kubestellar/kubeflex/api/v1alpha1"
 	ksv1alpha1 "github.com/kubestellar/kubestellar/api/control/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +30,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // The names under which KubeStellar finds its spaces (KubeFlex ControlPlanes) and statusfold is
@@ -47,6 +49,7 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	ctrllog.SetLogger(logr.Discard()) // envtest logs through controller-runtime; the tests log what matters
 	if testing.Short() {
 		os.Exit(m.Run())
 	}
