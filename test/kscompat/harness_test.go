@@ -153,6 +153,10 @@ func newScheme() *k8sruntime.Scheme {
 	return s
 }
 
+// The harness mirrors test/framework (RunControlPlane, FreeAddr, WriteKubeconfig): that package
+// lives in statusfold's module, and importing it would pull statusfold's Kubernetes v0.37 into this
+// module's build, so KubeStellar's code here would no longer be built as KubeStellar builds it.
+
 // space is one kube-apiserver that is KubeFlex hosting cluster, WDS and ITS at once, with
 // statusfold's CRDs, OCM's ManagedCluster CRD and KubeFlex's ControlPlane CRD installed, and the
 // two ControlPlanes that KubeStellar looks for.

@@ -21,7 +21,10 @@ import (
 	ksv1alpha1 "github.com/kubestellar/kubestellar/api/control/v1alpha1"
 )
 
-var speedFlag = flag.Bool("kscompat.speed", false, "run TestSpeed and TestEndToEndLatency (benchmarks; not part of `make test`)")
+var (
+	speedFlag       = flag.Bool("kscompat.speed", false, "run TestSpeed and TestEndToEndLatency (benchmarks; not part of `make test`)")
+	speedGOMAXPROCS = flag.Int("kscompat.gomaxprocs", 1, "GOMAXPROCS of TestSpeed's benchmark processes")
+)
 
 // KubeStellar's collector evaluation, as pkg/status of v0.30.0 does it (its types are unexported,
 // so the code is copied here, trimmed to what the benchmark collector uses: filter, groupBy, COUNT
@@ -229,7 +232,7 @@ func runBench(t *testing.T, bin, dir, bench string) map[string]float64 {
 	// -test.short: TestMain then builds no statusfold binary; no test runs anyway.
 	cmd := exec.Command(bin, "-test.short", "-test.run=^$", "-test.bench=^"+bench+"$", "-test.benchtime=1s", "-test.count=1")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("GOMAXPROCS=%d", *speedGOMAXPROCS))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s -test.bench %s: %v\n%s", bin, bench, err, out)
@@ -260,7 +263,7 @@ func median(xs []float64) float64 {
 // TestSpeed measures KubeStellar's evaluation code against statusfold's engine on the same rows and
 // collector. One Go build cannot hold both cel-go versions (v0.22 here, v0.30 in statusfold), so
 // it builds policy/collector's test binary and runs the two benchmark binaries alternately, five
-// rounds, each single-threaded (GOMAXPROCS=1), and reports medians and their ratios.
+// rounds, each with GOMAXPROCS=1 (-kscompat.gomaxprocs), and reports medians and their ratios.
 func TestSpeed(t *testing.T) {
 	if !*speedFlag {
 		t.Skip("benchmark: run with -kscompat.speed (make kscompat-speed)")
@@ -288,7 +291,7 @@ func TestSpeed(t *testing.T) {
 	}
 	ms := func(ns float64) string { return fmt.Sprintf("%.3f ms", ns/1e6) }
 	var b strings.Builder
-	fmt.Fprintf(&b, "medians of %d alternating rounds, GOMAXPROCS=1\n", rounds)
+	fmt.Fprintf(&b, "medians of %d alternating rounds, GOMAXPROCS=%d\n", rounds, *speedGOMAXPROCS)
 	fmt.Fprintf(&b, "| case | KubeStellar v0.30.0 | statusfold | ratio |\n|---|---|---|---|\n")
 	for _, k := range []string{"full/wecs=1000", "full/wecs=10000", "update/wecs=10000"} {
 		kv, sv := median(ks[k]), median(sf[k])
