@@ -173,6 +173,9 @@ func TestDifferential(t *testing.T) {
 	sfOut := settledCombinedStatuses(t, s, []*process{ksb, sf}, len(collectors), 3*time.Second, 3*time.Minute)
 	t.Logf("statusfold: %d CombinedStatuses settled after %s", len(sfOut), time.Since(start).Round(time.Millisecond))
 
+	if err := s.strictlyKubeStellar(ctx, corpusNamespace); err != nil {
+		t.Error(err)
+	}
 	compareCorpus(t, ksOut, sfOut)
 }
 

@@ -1,7 +1,9 @@
 package kscompat
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -141,6 +143,42 @@ func bindingPolicy(name string, clusterLabels map[string]string, apiGroup, resou
 			}},
 		},
 	}
+}
+
+// strictlyKubeStellar decodes every CombinedStatus of a namespace with KubeStellar's Go types,
+// rejecting unknown fields, after removing the fields SPEC §2 lets statusfold add beside
+// KubeStellar's (aggregationErrors[].row and .count): any other field of ours is an error.
+func (s *space) strictlyKubeStellar(ctx context.Context, ns string) error {
+	var list unstructured.UnstructuredList
+	list.SetGroupVersionKind(ksv1alpha1.GroupVersion.WithKind("CombinedStatusList"))
+	if err := s.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	for _, u := range list.Items {
+		results, _, _ := unstructured.NestedSlice(u.Object, "results")
+		for _, r := range results {
+			errs, _, _ := unstructured.NestedSlice(r.(map[string]any), "aggregationErrors")
+			for _, e := range errs {
+				delete(e.(map[string]any), "row")
+				delete(e.(map[string]any), "count")
+			}
+			if len(errs) > 0 {
+				_ = unstructured.SetNestedSlice(r.(map[string]any), errs, "aggregationErrors")
+			}
+		}
+		_ = unstructured.SetNestedSlice(u.Object, results, "results")
+		raw, err := json.Marshal(u.Object)
+		if err != nil {
+			return err
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		var cs ksv1alpha1.CombinedStatus
+		if err := dec.Decode(&cs); err != nil {
+			return fmt.Errorf("CombinedStatus %s/%s does not decode strictly with KubeStellar's types: %w", ns, u.GetName(), err)
+		}
+	}
+	return nil
 }
 
 // combinedStatuses lists the CombinedStatuses of a namespace, decoded with KubeStellar's own Go
