@@ -516,9 +516,10 @@ func (a *Aggregator) writeReturn(ctx context.Context, in *objectInputs, labels m
 		statusSub = ""
 	}
 	labelOK := true
+	owned := ownedAt(obj, "", "f:metadata", "f:labels")
 	for _, k := range returnLabels {
 		want, wanted := labels[k]
-		owns := ownsField(obj, "", "f:metadata", "f:labels", "f:"+k)
+		_, owns := owned["f:"+k]
 		cur, has := obj.GetLabels()[k]
 		if wanted != owns || (wanted && (!has || cur != want)) {
 			labelOK = false
@@ -678,6 +679,12 @@ func removeFields(obj map[string]any, paths []string) bool {
 // ownsField reports whether FieldManager's managed-fields entry for the subresource ("" for the
 // main resource) contains the field path (FieldsV1 keys such as "f:status").
 func ownsField(obj *unstructured.Unstructured, subresource string, path ...string) bool {
+	return ownedAt(obj, subresource, path...) != nil
+}
+
+// ownedAt returns the FieldsV1 set at the field path in FieldManager's managed-fields entry for
+// the subresource, or nil when that entry does not contain the path.
+func ownedAt(obj *unstructured.Unstructured, subresource string, path ...string) map[string]any {
 	for _, mf := range obj.GetManagedFields() {
 		if mf.Manager != FieldManager || mf.Subresource != subresource || mf.Operation != metav1.ManagedFieldsOperationApply || mf.FieldsV1 == nil {
 			continue
@@ -687,20 +694,19 @@ func ownsField(obj *unstructured.Unstructured, subresource string, path ...strin
 			continue
 		}
 		cur := fields
-		found := true
 		for _, p := range path {
 			next, ok := cur[p].(map[string]any)
 			if !ok {
-				found = false
+				cur = nil
 				break
 			}
 			cur = next
 		}
-		if found {
-			return true
+		if cur != nil {
+			return cur
 		}
 	}
-	return false
+	return nil
 }
 
 // contains reports whether have holds every field of want with an equal value (numbers compared

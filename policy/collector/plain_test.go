@@ -38,6 +38,9 @@ func TestValuesEqual(t *testing.T) {
 		{vobj(`{"a":1,"b":[true,null]}`), vobj(`{ "b": [true, null], "a": 1 }`), true},
 		{vobj(`{"a":2}`), vobj(`{"a":2.0}`), true},
 		{varr(`["\u003c"]`), varr(`["<"]`), true},
+		// The apiserver keeps an integer beyond int64 as the nearest double, and writes it so.
+		{varr(`[18446744073709551615]`), varr(`[18446744073709552000]`), true},
+		{varr(`[9223372036854775807]`), varr(`[9223372036854775806]`), false},
 		{vobj(`{"a":1}`), vobj(`{"a":2}`), false},
 		{vobj(`{"a":1}`), varr(`[1]`), false},
 		// The earlier wire form: an Object of nested typed values.

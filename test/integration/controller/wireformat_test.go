@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -219,4 +220,48 @@ func firstRowCell(t *testing.T, u *unstructured.Unstructured, k int) map[string]
 	}
 	cell, _ := cols[k].(map[string]any)
 	return cell
+}
+
+// TestUnchangedCellsNotRewritten: the apiserver re-encodes the plain JSON of Object and Array
+// cells (sorted keys, an integer beyond int64 as the nearest double); a CombinedStatus whose
+// results did not change is not written again when its object is evaluated.
+func TestUnchangedCellsNotRewritten(t *testing.T) {
+	cp := framework.RunControlPlane(t)
+	c := cp.Client
+	addCluster(t, c, "wec1", map[string]string{"name": "wec1"})
+	startManager(t, cp, aggregator.Options{})
+	ns := "stable"
+	d := deployment(t, c, ns, "web", 3, nil)
+	create(t, c,
+		&controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "constant"}, Spec: controlv1alpha1.StatusCollectorSpec{
+			Select: []controlv1alpha1.NamedExpression{{Name: "v", Def: "{'z': dyn(18446744073709551615u), 'a': dyn([dyn('<&>'), dyn(0.1), dyn(2.0)])}"}}}},
+		&controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: controlv1alpha1.StatusCollectorSpec{
+			Select: []controlv1alpha1.NamedExpression{{Name: "n", Def: "returned.status.n"}}}},
+		policy("constant", []string{"wec1"}, clause("apps", "deployments", ns, []string{"web"}, collectors("constant"))),
+		policy("changing", []string{"wec1"}, clause("apps", "deployments", ns, []string{"web"}, collectors("n"))),
+	)
+	report(t, c, "wec1", deploymentRef(d), map[string]any{"n": int64(1)}, applied(d.Generation))
+	expectResult(t, c, d, "changing", ns, "n", [][]string{{"1"}})
+	// statusfold writes z as 18446744073709551615; the apiserver stores the nearest double.
+	cs := expectResult(t, c, d, "constant", ns, "constant", [][]string{{`{"a":["\u003c\u0026\u003e",0.1,2],"z":18446744073709552000}`}})
+	rv := cs.ResourceVersion
+	// Each report evaluates both pairs of the object: the changing one is applied, the constant
+	// one, equal as JSON values to what the apiserver holds, must not be.
+	before := writeCount(t)
+	const reports = 3
+	for n := int64(2); n < 2+reports; n++ {
+		report(t, c, "wec1", deploymentRef(d), map[string]any{"n": n}, applied(d.Generation))
+		expectResult(t, c, d, "changing", ns, "n", [][]string{{fmt.Sprint(n)}})
+	}
+	time.Sleep(500 * time.Millisecond) // the reconcile that wrote the last change may still be writing
+	if got := writeCount(t) - before; got != reports {
+		t.Errorf("%v CombinedStatus applies for %d changes of one pair: the unchanged pair was applied again", got, reports)
+	}
+	cs, err := combinedStatus(c, d, "constant", ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs.ResourceVersion != rv {
+		t.Errorf("the unchanged CombinedStatus changed: resourceVersion %s → %s", rv, cs.ResourceVersion)
+	}
 }
