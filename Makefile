@@ -17,6 +17,14 @@ ENVTEST_ASSETS_DIR     ?= $(HOME)/.cache/statusfold/k8s/$(K8S_VERSION)
 KUBEBUILDER_ASSETS     ?= $(ENVTEST_ASSETS_DIR)
 export KUBEBUILDER_ASSETS
 
+# KubeStellar's controller-manager, which test/kscompat (a module of its own) runs beside statusfold.
+KUBESTELLAR_VERSION    ?= v0.30.0
+KUBESTELLAR_ASSETS     ?= $(HOME)/.cache/statusfold/kubestellar/$(KUBESTELLAR_VERSION)
+export KUBESTELLAR_ASSETS
+# The checksum database does not know github.com/kubestellar/kubeflex v0.9.3.
+KSCOMPAT_ENV           := GONOSUMDB=github.com/kubestellar STATUSFOLD_BIN=$(CURDIR)/bin/statusfold
+KSCOMPAT_TEST_FLAGS    ?= -count=1
+
 GO_TEST_FLAGS          ?= -race -count=1
 TEST_TIMEOUT           ?= 40m
 FUZZ_TIME              ?= 60s
@@ -49,8 +57,9 @@ fmt: ## Run gofmt on the code.
 	gofmt -l -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet: ## Run go vet.
+vet: ## Run go vet (the root module and test/kscompat).
 	go vet ./...
+	cd test/kscompat && $(KSCOMPAT_ENV) go vet ./...
 
 .PHONY: verify
 verify: ## Check, changing no file, that generated code and manifests are current and code is formatted.
@@ -95,6 +104,10 @@ $(HELM):
 envtest-assets: ## Build kube-apiserver, etcd and kubectl from Go modules into $(ENVTEST_ASSETS_DIR) (skipped when present).
 	@K8S_VERSION=$(K8S_VERSION) hack/envtest-assets.sh "$(ENVTEST_ASSETS_DIR)" >/dev/null
 
+.PHONY: kubestellar-assets
+kubestellar-assets: ## Build KubeStellar $(KUBESTELLAR_VERSION)'s controller-manager from Go modules into $(KUBESTELLAR_ASSETS) (skipped when present).
+	@KUBESTELLAR_VERSION=$(KUBESTELLAR_VERSION) hack/kubestellar-assets.sh "$(KUBESTELLAR_ASSETS)" >/dev/null
+
 .PHONY: run
 run: envtest-assets ## Run the embedded default: `statusfold local --demo` (local control plane, controller, webhooks, samples, simulated WECs).
 	go run ./cmd/statusfold local --demo
@@ -102,8 +115,13 @@ run: envtest-assets ## Run the embedded default: `statusfold local --demo` (loca
 ##@ Test
 
 .PHONY: test
-test: envtest-assets helm verify vet ## Run all tests (unit, envtest integration) against a real control plane; builds it first if needed.
+test: envtest-assets kubestellar-assets helm verify vet build ## Run all tests (unit, envtest integration, image and chart, test/kscompat beside KubeStellar) against a real control plane; builds what they need first.
 	go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
+	cd test/kscompat && $(KSCOMPAT_ENV) go test $(KSCOMPAT_TEST_FLAGS) -timeout 20m ./...
+
+.PHONY: test-kscompat
+test-kscompat: envtest-assets kubestellar-assets build ## Run only test/kscompat: statusfold beside KubeStellar's controller-manager, and the differential.
+	cd test/kscompat && $(KSCOMPAT_ENV) go test $(KSCOMPAT_TEST_FLAGS) -v -timeout 20m ./...
 
 .PHONY: test-unit
 test-unit: ## Run only the tests that need no control plane.
@@ -112,6 +130,10 @@ test-unit: ## Run only the tests that need no control plane.
 .PHONY: bench
 bench: ## Run the benchmarks (6 runs each, for medians).
 	go test -run '^$$' -bench . -benchmem -count 6 ./policy/...
+
+.PHONY: kscompat-speed
+kscompat-speed: envtest-assets kubestellar-assets build ## Measure against KubeStellar: its evaluation code vs policy/collector (medians of 5), and update → CombinedStatus latency of both controllers (medians of 10).
+	cd test/kscompat && $(KSCOMPAT_ENV) go test -count=1 -v -timeout 30m -run 'TestSpeed|TestEndToEndLatency' ./... -args -kscompat.speed
 
 ##@ Scale and robustness
 
