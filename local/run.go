@@ -180,7 +180,11 @@ func SampleObjects() ([]*unstructured.Unstructured, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, doc := range splitYAML(data) {
+		docs, err := splitYAML(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		for _, doc := range docs {
 			u := &unstructured.Unstructured{}
 			if err := yaml.Unmarshal(doc, &u.Object); err != nil {
 				return nil, fmt.Errorf("%s: %w", f, err)
