@@ -397,6 +397,8 @@ spec:
 		}
 	})
 
+	t.Run("replicas started together share one CA", func(t *testing.T) { testReplicasShareOneCA(t, e) })
+
 	t.Run("apply round trip with and without the webhook", func(t *testing.T) {
 		const n = 40
 		create := func(prefix string) time.Duration {
