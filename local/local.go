@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -15,6 +16,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -85,7 +87,11 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 			if err != nil {
 				return nil, err
 			}
-			for _, doc := range splitYAML(data) {
+			docs, err := splitYAML(data)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
+			for _, doc := range docs {
 				crd := &apiextensionsv1.CustomResourceDefinition{}
 				if err := yaml.Unmarshal(doc, crd); err != nil {
 					return nil, fmt.Errorf("%s: %w", f, err)
@@ -99,26 +105,29 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	return out, nil
 }
 
-// splitYAML splits a multi-document YAML file; empty documents are dropped.
-func splitYAML(data []byte) [][]byte {
+// splitYAML reads a multi-document YAML stream with apimachinery's YAML reader (the one
+// `statusfold validate` uses) and returns each document converted to JSON; empty and
+// comment-only documents are dropped.
+func splitYAML(data []byte) ([][]byte, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var out [][]byte
-	for _, doc := range bytes.Split(append([]byte("\n"), data...), []byte("\n---")) {
-		if len(bytes.TrimSpace(stripComments(doc))) > 0 {
-			out = append(out, doc)
+	for i := 1; ; i++ {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
 		}
-	}
-	return out
-}
-
-func stripComments(doc []byte) []byte {
-	var b bytes.Buffer
-	for _, line := range bytes.Split(doc, []byte("\n")) {
-		if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("#")) {
-			b.Write(line)
-			b.WriteByte('\n')
+		if err != nil {
+			return nil, err
 		}
+		js, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		if t := bytes.TrimSpace(js); len(t) == 0 || string(t) == "null" {
+			continue
+		}
+		out = append(out, js)
 	}
-	return b.Bytes()
 }
 
 // EnsureAssets checks that the control-plane binaries are in dir; when they are missing it runs

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/rest"
@@ -78,7 +79,7 @@ func newStatusCommand() *cobra.Command {
 		kf        kubeFlags
 		namespace string
 		output    string
-		wait      time.Duration
+		waitFor   time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "status TYPE/NAME",
@@ -117,17 +118,20 @@ Installed as kubectl-statusfold on the PATH, it is a kubectl plugin: kubectl sta
 			if err != nil {
 				return err
 			}
-			if wait > 0 && !complete(rep) {
+			if waitFor > 0 && !complete(rep) {
 				done := local.Progress(cmd.ErrOrStderr(), "waiting for every WEC to report and a CombinedStatus")
-				deadline := time.Now().Add(wait)
-				for !complete(rep) && time.Now().Before(deadline) && ctx.Err() == nil {
-					time.Sleep(time.Second)
-					if rep, err = s.read(ctx, gvr, gvk, namespace, name); err != nil {
-						done(false)
-						return err
+				err := wait.PollUntilContextTimeout(ctx, time.Second, waitFor, false, func(ctx context.Context) (bool, error) {
+					r, err := s.read(ctx, gvr, gvk, namespace, name)
+					if err != nil {
+						return false, err
 					}
-				}
+					rep = r
+					return complete(rep), nil
+				})
 				done(complete(rep))
+				if err != nil && !wait.Interrupted(err) {
+					return err
+				}
 			}
 			return printStatus(cmd.OutOrStdout(), rep, output)
 		},
@@ -135,7 +139,7 @@ Installed as kubectl-statusfold on the PATH, it is a kubectl plugin: kubectl sta
 	kf.register(cmd)
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "namespace of the object (default: the kubeconfig context's)")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, yaml or json")
-	cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to this long until every destination WEC has reported and a CombinedStatus exists")
+	cmd.Flags().DurationVar(&waitFor, "wait", 0, "wait up to this long until every destination WEC has reported and a CombinedStatus exists")
 	return cmd
 }
 

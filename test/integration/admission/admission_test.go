@@ -13,6 +13,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -388,6 +389,8 @@ spec:
 		}
 	})
 
+	t.Run("replicas started together share one CA", func(t *testing.T) { testReplicasShareOneCA(t, e) })
+
 	t.Run("apply round trip with and without the webhook", func(t *testing.T) {
 		const n = 40
 		create := func(prefix string) time.Duration {
@@ -421,17 +424,12 @@ spec:
 			}
 		}
 		// Wait until the apiserver stops calling the webhook: a bad collector gets in.
-		deadline := time.Now().Add(20 * time.Second)
-		for {
+		if wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
 			bad := &controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "bad-probe"},
 				Spec: controlv1alpha1.StatusCollectorSpec{Limit: 5}}
-			if err := e.cp.Client.Create(ctx, bad, client.DryRunAll); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("webhook still called after its configurations were deleted")
-			}
-			time.Sleep(50 * time.Millisecond)
+			return e.cp.Client.Create(ctx, bad, client.DryRunAll) == nil, nil
+		}) != nil {
+			t.Fatal("webhook still called after its configurations were deleted")
 		}
 		without := create("without")
 
