@@ -7,11 +7,23 @@ SHELL := /usr/bin/env bash -o pipefail
 K8S_VERSION            ?= v1.37.2
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 CONTROLLER_GEN         ?= go run sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
+# Helm for the chart's tests, built from its module into bin/tools (kept out of the product's go.mod).
+HELM_VERSION           ?= v3.22.0
+HELM                   ?= $(CURDIR)/bin/tools/helm-$(HELM_VERSION)/helm
+export HELM
 
 # The control-plane binaries (kube-apiserver, etcd, kubectl) for envtest and `statusfold local`.
 ENVTEST_ASSETS_DIR     ?= $(HOME)/.cache/statusfold/k8s/$(K8S_VERSION)
 KUBEBUILDER_ASSETS     ?= $(ENVTEST_ASSETS_DIR)
 export KUBEBUILDER_ASSETS
+
+# KubeStellar's controller-manager, which test/kscompat (a module of its own) runs beside statusfold.
+KUBESTELLAR_VERSION    ?= v0.30.0
+KUBESTELLAR_ASSETS     ?= $(HOME)/.cache/statusfold/kubestellar/$(KUBESTELLAR_VERSION)
+export KUBESTELLAR_ASSETS
+# The checksum database does not know github.com/kubestellar/kubeflex v0.9.3.
+KSCOMPAT_ENV           := GONOSUMDB=github.com/kubestellar STATUSFOLD_BIN=$(CURDIR)/bin/statusfold
+KSCOMPAT_TEST_FLAGS    ?= -count=1
 
 GO_TEST_FLAGS          ?= -race -count=1
 TEST_TIMEOUT           ?= 40m
@@ -31,19 +43,23 @@ help: ## Show this help.
 manifests: ## Regenerate deepcopy code, CRDs (config/crd) and RBAC (config/rbac) from the Go types and markers.
 	$(CONTROLLER_GEN) object paths="./api/..."
 	$(CONTROLLER_GEN) crd paths="./api/..." output:crd:artifacts:config=config/crd/bases
-	go run ./hack/crdfix config/crd/bases/*.yaml
 	$(CONTROLLER_GEN) rbac:roleName=statusfold-manager paths="./aggregator/..." paths="./webhooks/..." paths="./certs/..." output:rbac:artifacts:config=config/rbac
 	@mkdir -p config/crd/external
 	cp "$$(go env GOMODCACHE)/open-cluster-management.io/api@$(OCM_API_VERSION)/cluster/v1/0000_00_clusters.open-cluster-management.io_managedclusters.crd.yaml" config/crd/external/
 	@chmod 0644 config/crd/external/*.yaml
+	@# The chart's copies: its CRDs and the generated manager role (templates/rbac.yaml reads it).
+	rm -f charts/statusfold/crds/*.yaml
+	cp config/crd/bases/*.yaml config/crd/external/*.yaml charts/statusfold/crds/
+	cp config/rbac/role.yaml charts/statusfold/files/manager-role.yaml
 
 .PHONY: fmt
 fmt: ## Run gofmt on the code.
 	gofmt -l -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet: ## Run go vet.
+vet: ## Run go vet (the root module and test/kscompat).
 	go vet ./...
+	cd test/kscompat && $(KSCOMPAT_ENV) go vet ./...
 
 .PHONY: verify
 verify: ## Check, changing no file, that generated code and manifests are current and code is formatted.
@@ -51,8 +67,8 @@ verify: ## Check, changing no file, that generated code and manifests are curren
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	  git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} cp --parents {} "$$tmp" 2>/dev/null || true; \
 	  $(MAKE) --no-print-directory -C "$$tmp" manifests >/dev/null; \
-	  if ! diff -r -q config "$$tmp/config" >/dev/null || ! diff -r -q api "$$tmp/api" >/dev/null; then \
-	    diff -r -u config "$$tmp/config" || true; diff -r -u api "$$tmp/api" || true; \
+	  if ! diff -r -q config "$$tmp/config" >/dev/null || ! diff -r -q api "$$tmp/api" >/dev/null || ! diff -r -q charts "$$tmp/charts" >/dev/null; then \
+	    diff -r -u config "$$tmp/config" || true; diff -r -u api "$$tmp/api" || true; diff -r -u charts "$$tmp/charts" || true; \
 	    echo "generated files are stale: run 'make manifests' and commit"; exit 1; fi
 	@echo "verify: generated files are current"
 
@@ -62,9 +78,35 @@ verify: ## Check, changing no file, that generated code and manifests are curren
 build: ## Build bin/statusfold.
 	go build -o bin/statusfold ./cmd/statusfold
 
+# `make image`: the image is built by hack/image (go-containerregistry, a module of its own) from a
+# static binary, without a container engine.
+VERSION                ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION               ?= $(shell git rev-parse HEAD 2>/dev/null)
+IMAGE_DIR              ?= $(CURDIR)/bin/image
+IMAGE_ARCH             ?= $(shell go env GOARCH)
+IMAGE_REF              ?= ghcr.io/statusfold/statusfold:$(VERSION)
+
+.PHONY: image
+image: ## Build the OCI image (static binary, CA bundle, user 65532) into $(IMAGE_DIR)/oci (OCI layout) and $(IMAGE_DIR)/statusfold.tar (docker/podman load), no container engine needed.
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" \
+	  -o "$(IMAGE_DIR)/linux-$(IMAGE_ARCH)/statusfold" ./cmd/statusfold
+	cd hack/image && go run . -binary "$(IMAGE_DIR)/linux-$(IMAGE_ARCH)/statusfold" -arch $(IMAGE_ARCH) \
+	  -version "$(VERSION)" -revision "$(REVISION)" -ref "$(IMAGE_REF)" \
+	  -layout "$(IMAGE_DIR)/oci" -tarball "$(IMAGE_DIR)/statusfold.tar"
+
+.PHONY: helm
+helm: $(HELM) ## Build Helm $(HELM_VERSION) from its Go module into bin/tools (for the chart's tests).
+$(HELM):
+	@mkdir -p "$(dir $(HELM))"
+	cd "$(dir $(HELM))" && GOBIN="$(dir $(HELM))" GOFLAGS= go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver, etcd and kubectl from Go modules into $(ENVTEST_ASSETS_DIR) (skipped when present).
 	@K8S_VERSION=$(K8S_VERSION) hack/envtest-assets.sh "$(ENVTEST_ASSETS_DIR)" >/dev/null
+
+.PHONY: kubestellar-assets
+kubestellar-assets: ## Build KubeStellar $(KUBESTELLAR_VERSION)'s controller-manager from Go modules into $(KUBESTELLAR_ASSETS) (skipped when present).
+	@KUBESTELLAR_VERSION=$(KUBESTELLAR_VERSION) hack/kubestellar-assets.sh "$(KUBESTELLAR_ASSETS)" >/dev/null
 
 .PHONY: run
 # The binary is built and run, not `go run`: `go run` exits 1 when Ctrl-C reaches it, however
@@ -75,8 +117,13 @@ run: envtest-assets build ## Run the embedded default: `statusfold local --demo`
 ##@ Test
 
 .PHONY: test
-test: envtest-assets verify vet ## Run all tests (unit, envtest integration) against a real control plane; builds it first if needed.
+test: envtest-assets kubestellar-assets helm verify vet build ## Run all tests (unit, envtest integration, image and chart, test/kscompat beside KubeStellar) against a real control plane; builds what they need first.
 	go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
+	cd test/kscompat && $(KSCOMPAT_ENV) go test $(KSCOMPAT_TEST_FLAGS) -timeout 20m ./...
+
+.PHONY: test-kscompat
+test-kscompat: envtest-assets kubestellar-assets build ## Run only test/kscompat: statusfold beside KubeStellar's controller-manager, and the differential.
+	cd test/kscompat && $(KSCOMPAT_ENV) go test $(KSCOMPAT_TEST_FLAGS) -v -timeout 20m ./...
 
 .PHONY: test-unit
 test-unit: ## Run only the tests that need no control plane.
@@ -85,6 +132,10 @@ test-unit: ## Run only the tests that need no control plane.
 .PHONY: bench
 bench: ## Run the benchmarks (6 runs each, for medians).
 	go test -run '^$$' -bench . -benchmem -count 6 ./policy/...
+
+.PHONY: kscompat-speed
+kscompat-speed: envtest-assets kubestellar-assets build ## Measure against KubeStellar: its evaluation code vs policy/collector (medians of 5), and update → CombinedStatus latency of both controllers (medians of 10).
+	cd test/kscompat && $(KSCOMPAT_ENV) go test -count=1 -v -timeout 30m -run 'TestSpeed|TestEndToEndLatency' ./... -args -kscompat.speed
 
 ##@ Scale and robustness
 

@@ -35,6 +35,17 @@ const FieldManager = "statusfold"
 // LabelExecutingCount is the label that holds |Q| while a status return is requested (SPEC §5).
 const LabelExecutingCount = "kubestellar.io/executing-count"
 
+// KubeStellar's labels on a workload object whose `.status` holds a returned status (SPEC §2), with
+// the value "true": one WEC's reported state copied, or several WECs' aggregated. statusfold writes
+// them beside LabelExecutingCount, and removes them with it, as KubeStellar's status controller does.
+const (
+	LabelSingletonStatus = "managed-by.kubestellar.io/singletonstatus"
+	LabelMultiWECStatus  = "managed-by.kubestellar.io/multiwecstatus"
+)
+
+// returnLabels are the labels statusfold maintains on workload objects.
+var returnLabels = []string{LabelExecutingCount, LabelSingletonStatus, LabelMultiWECStatus}
+
 // BindingResolution says who writes the Bindings.
 type BindingResolution string
 

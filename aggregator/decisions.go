@@ -24,6 +24,18 @@ func (m ReturnMode) String() string {
 	}
 }
 
+// Label is KubeStellar's label that marks an object whose `.status` holds a status returned in
+// this mode ("" for ReturnNothing).
+func (m ReturnMode) Label() string {
+	switch m {
+	case ReturnCopy:
+		return LabelSingletonStatus
+	case ReturnAggregate:
+		return LabelMultiWECStatus
+	}
+	return ""
+}
+
 // ReturnInput is everything the status return decision depends on.
 type ReturnInput struct {
 	// Singleton: some clause that matches the object sets wantSingletonReportedState.

@@ -32,3 +32,17 @@ func TestDecideReturn(t *testing.T) {
 		})
 	}
 }
+
+// TestReturnModeLabel: KubeStellar's label for a copied status is singletonstatus, for an
+// aggregate multiwecstatus, and none when nothing is returned.
+func TestReturnModeLabel(t *testing.T) {
+	for mode, want := range map[ReturnMode]string{
+		ReturnCopy:      "managed-by.kubestellar.io/singletonstatus",
+		ReturnAggregate: "managed-by.kubestellar.io/multiwecstatus",
+		ReturnNothing:   "",
+	} {
+		if got := mode.Label(); got != want {
+			t.Errorf("%s.Label() = %q, want %q", mode, got, want)
+		}
+	}
+}

@@ -19,6 +19,10 @@ type metrics struct {
 	dropped     *prometheus.CounterVec // reason: schema — returned status fields not written
 }
 
+// errorPlaces are the values of statusfold_errors_total's "where" label (docs/controller.md).
+var errorPlaces = []string{"reconcile", "panic", "write", "watch", "schema", "collector", "classifier", "aggregation",
+	"aggregationpolicy", "workstatus", "invalid-status", "status-not-returned"}
+
 var (
 	metricsOnce sync.Once
 	theMetrics  *metrics
@@ -55,6 +59,12 @@ func newMetrics() *metrics {
 				Help: "Returned status fields not written, by reason (schema: the WDS's schema of the kind does not declare them).",
 			}, []string{"reason"}),
 		}
+		// Every error series exists from the start, at 0: alerts and dashboards on
+		// statusfold_errors_total (charts/statusfold) see a rate of 0, not an absent metric.
+		for _, where := range errorPlaces {
+			m.errors.WithLabelValues(where)
+		}
+		m.dropped.WithLabelValues("schema")
 		ctrlmetrics.Registry.MustRegister(m.evaluations, m.rows, m.errors, m.writes, m.latency, m.conflicts, m.dropped)
 		theMetrics = m
 	})

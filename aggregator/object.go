@@ -400,7 +400,9 @@ func (a *Aggregator) writeCombinedStatus(ctx context.Context, cs *controlv1alpha
 	return true, nil
 }
 
-// combinedStatusCurrent reports whether cur already has want's labels, owner and results.
+// combinedStatusCurrent reports whether cur already has want's labels, owner and results. Results
+// are compared as JSON values, not as bytes: the apiserver re-encodes the plain JSON of Object and
+// Array cells, and a CombinedStatus in an earlier wire form differs, so it is rewritten.
 func combinedStatusCurrent(cur, want *controlv1alpha1.CombinedStatus) bool {
 	for k, v := range want.Labels {
 		if w, ok := cur.Labels[k]; !ok || w != v {
@@ -410,7 +412,7 @@ func combinedStatusCurrent(cur, want *controlv1alpha1.CombinedStatus) bool {
 	if !slices.ContainsFunc(cur.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == want.OwnerReferences[0].UID }) {
 		return false
 	}
-	return equality.Semantic.DeepEqual(cur.Results, want.Results)
+	return collector.ResultsEqual(cur.Results, want.Results)
 }
 
 func (a *Aggregator) ensureReportNamespace(ctx context.Context) error {
@@ -466,12 +468,15 @@ func (a *Aggregator) returnStatus(ctx context.Context, in *objectInputs) (bool, 
 			return false, nil // retried when an input changes
 		}
 	}
-	label := ""
+	labels := map[string]string{}
 	if d.Label {
-		label = strconv.Itoa(input.Qualified)
+		labels[LabelExecutingCount] = strconv.Itoa(input.Qualified)
+	}
+	if l := d.Mode.Label(); l != "" {
+		labels[l] = "true"
 	}
 	status, dropped := a.pruneToSchema(in, status)
-	return a.writeReturn(ctx, in, d.Label, label, status, dropped)
+	return a.writeReturn(ctx, in, labels, status, dropped)
 }
 
 // pruneToSchema prunes a returned status to the WDS's schema for the object's kind (see
@@ -524,18 +529,27 @@ func (a *Aggregator) computeReturn(in *objectInputs, q []string) (map[string]any
 	return rs.state.Result()
 }
 
-// writeReturn brings the object's executing-count label and status to what is wanted, with
-// server-side apply under FieldManager: the label on the main resource, the status on the status
-// subresource (or both on the main resource for kinds without one). Fields that other managers
-// own are never taken over: a conflict is reported, not forced.
-func (a *Aggregator) writeReturn(ctx context.Context, in *objectInputs, wantLabel bool, label string, status map[string]any, dropped []string) (bool, error) {
+// writeReturn brings the object's return labels (returnLabels; labels holds those wanted) and
+// status to what is wanted, with server-side apply under FieldManager: the labels on the main
+// resource, the status on the status subresource (or both on the main resource for kinds without
+// one). Fields that other managers own are never taken over: a conflict is reported, not forced.
+func (a *Aggregator) writeReturn(ctx context.Context, in *objectInputs, labels map[string]string, status map[string]any, dropped []string) (bool, error) {
 	obj := in.obj
 	statusSub := "status"
 	if !in.info.HasStatus {
 		statusSub = ""
 	}
-	ownsLabel := ownsField(obj, "", "f:metadata", "f:labels", "f:"+LabelExecutingCount)
-	labelOK := (wantLabel && ownsLabel && obj.GetLabels()[LabelExecutingCount] == label) || (!wantLabel && !ownsLabel)
+	labelOK := true
+	owned := ownedAt(obj, "", "f:metadata", "f:labels")
+	for _, k := range returnLabels {
+		want, wanted := labels[k]
+		_, owns := owned["f:"+k]
+		cur, has := obj.GetLabels()[k]
+		if wanted != owns || (wanted && (!has || cur != want)) {
+			labelOK = false
+			break
+		}
+	}
 	ownsStatus := ownsField(obj, statusSub, "f:status")
 	statusJSON := ""
 	if status != nil {
@@ -572,8 +586,8 @@ func (a *Aggregator) writeReturn(ctx context.Context, in *objectInputs, wantLabe
 		u := base()
 		// The resource version makes the apply conditional: it never re-creates a deleted object.
 		u.SetResourceVersion(obj.GetResourceVersion())
-		if wantLabel {
-			u.SetLabels(map[string]string{LabelExecutingCount: label})
+		if len(labels) > 0 {
+			u.SetLabels(labels)
 		}
 		if statusSub == "" && status != nil {
 			u.Object["status"] = without(statusJSON, nil) // a copy: applyReturn may remove fields
@@ -726,6 +740,12 @@ func removeFields(obj map[string]any, paths []string) bool {
 // ownsField reports whether FieldManager's managed-fields entry for the subresource ("" for the
 // main resource) contains the field path (FieldsV1 keys such as "f:status").
 func ownsField(obj *unstructured.Unstructured, subresource string, path ...string) bool {
+	return ownedAt(obj, subresource, path...) != nil
+}
+
+// ownedAt returns the FieldsV1 set at the field path in FieldManager's managed-fields entry for
+// the subresource, or nil when that entry does not contain the path.
+func ownedAt(obj *unstructured.Unstructured, subresource string, path ...string) map[string]any {
 	for _, mf := range obj.GetManagedFields() {
 		if mf.Manager != FieldManager || mf.Subresource != subresource || mf.Operation != metav1.ManagedFieldsOperationApply || mf.FieldsV1 == nil {
 			continue
@@ -735,20 +755,19 @@ func ownsField(obj *unstructured.Unstructured, subresource string, path ...strin
 			continue
 		}
 		cur := fields
-		found := true
 		for _, p := range path {
 			next, ok := cur[p].(map[string]any)
 			if !ok {
-				found = false
+				cur = nil
 				break
 			}
 			cur = next
 		}
-		if found {
-			return true
+		if cur != nil {
+			return cur
 		}
 	}
-	return false
+	return nil
 }
 
 // contains reports whether have holds every field of want with an equal value (numbers compared

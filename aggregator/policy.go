@@ -208,7 +208,7 @@ func (a *Aggregator) collectorsCondition(ctx context.Context, names []string) co
 // when the status did not change. It reports whether anything but timestamps changed.
 func mergeCondition(conds []controlv1alpha1.BindingPolicyCondition, cond controlv1alpha1.BindingPolicyCondition) ([]controlv1alpha1.BindingPolicyCondition, bool) {
 	now := metav1.Now()
-	cond.LastUpdateTime, cond.LastTransitionTime = now, now
+	cond.LastTransitionTime = now
 	out := slices.Clone(conds)
 	i := slices.IndexFunc(out, func(c controlv1alpha1.BindingPolicyCondition) bool { return c.Type == cond.Type })
 	if i < 0 {

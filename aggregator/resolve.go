@@ -178,7 +178,6 @@ func ResolveBinding(bp *controlv1alpha1.BindingPolicy, clusters []InventoryClust
 			}
 			matched = true
 			mod = combineModulation(mod, clause.DownsyncModulation)
-			mod.WantSingletonReportedState = mod.WantSingletonReportedState || bp.Spec.WantSingletonReportedState
 		}
 		if !matched {
 			continue

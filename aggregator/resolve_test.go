@@ -102,12 +102,11 @@ func TestResolveBinding(t *testing.T) {
 	bp.Spec.ClusterSelectors = []metav1.LabelSelector{{MatchLabels: map[string]string{"env": "prod"}}}
 	bp.Spec.Downsync = []controlv1alpha1.DownsyncPolicyClause{
 		{DownsyncObjectTest: controlv1alpha1.DownsyncObjectTest{APIGroup: group("apps"), Resources: []string{"deployments"}},
-			DownsyncModulation: controlv1alpha1.DownsyncModulation{StatusCollectors: []string{"b", "a"}}},
+			DownsyncModulation: controlv1alpha1.DownsyncModulation{StatusCollectors: []string{"b", "a"}, WantSingletonReportedState: true}},
 		{DownsyncObjectTest: controlv1alpha1.DownsyncObjectTest{ObjectSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"app": "web"}}}},
 			DownsyncModulation: controlv1alpha1.DownsyncModulation{StatusCollectors: []string{"a", "c"}, WantMultiWECReportedState: true, CreateOnly: true}},
 		{DownsyncObjectTest: controlv1alpha1.DownsyncObjectTest{Namespaces: []string{"*"}, Resources: []string{"clusterroles"}}},
 	}
-	bp.Spec.WantSingletonReportedState = true // policy-wide: applies to every clause
 
 	got, errs := ResolveBinding(bp, clusters, objects, func(string) map[string]string { return nil })
 	if len(errs) > 0 {
@@ -127,8 +126,7 @@ func TestResolveBinding(t *testing.T) {
 						WantMultiWECReportedState: true, CreateOnly: true}},
 			},
 			ClusterScope: []controlv1alpha1.ClusterScopeDownsyncClause{
-				{ClusterScopeDownsyncObject: controlv1alpha1.ClusterScopeDownsyncObject{GroupVersionResource: gv(clusterroles), Name: "role", ResourceVersion: "7"},
-					DownsyncModulation: controlv1alpha1.DownsyncModulation{WantSingletonReportedState: true}},
+				{ClusterScopeDownsyncObject: controlv1alpha1.ClusterScopeDownsyncObject{GroupVersionResource: gv(clusterroles), Name: "role", ResourceVersion: "7"}},
 			},
 		},
 	}

@@ -28,6 +28,32 @@
 // With several replicas, all read and write the same Secret; each picks up the others'
 // rotations at its next check.
 //
+// # What comes from libraries, and what is hand-written, and why
+//
+// Keys, signing, PEM encoding and decoding (with cert-manager's bounds on what a Secret may
+// hold), the renewal time (a third of the lifetime before expiry, cert-manager's default) and
+// the SAN comparison come from cert-manager's pkg/util/pki, the same rules cert-manager applies
+// in the cert-manager mode. Conflicts with other replicas are retried with client-go's
+// retry.OnError / retry.RetryOnConflict.
+//
+// The rotation itself (Rotator) stays hand-written. open-policy-agent/cert-controller's
+// rotator (v0.16.0, Gatekeeper's; it builds with our Kubernetes v0.37.2) was evaluated against
+// what this package must do, and does not serve:
+//   - no CA overlap: when the CA is renewed it writes the new CA and the certificate it signed
+//     at once and injects a bundle holding only the new CA, so until every apiserver and every
+//     replica have both, some admissions fail; here the old CA stays in the bundle until it
+//     expires and the new certificate is served only BundlePropagationDelay after the new
+//     bundle was injected (test/integration/admission rotates under load with 0 failures);
+//   - no hot reload in process: it writes files and relies on the Secret volume being synced
+//     by the kubelet (up to a minute or more) and on controller-runtime's certificate watcher;
+//     here GetCertificate switches at once, and CertDir is optional;
+//   - DNS names only, no IP SANs: local mode, where the apiserver calls https://127.0.0.1,
+//     cannot use it;
+//   - it needs the Secret to exist beforehand and list/watch on Secrets and on webhook
+//     configurations through a cache, where this package needs get/update on two named
+//     configurations and one named Secret (RBAC markers in rotator.go), and it generates
+//     RSA-2048 keys where we use P-256 as the cert-manager mode does.
+//
 // The other path, for clusters with cert-manager, is config/certmanager (Issuer, Certificate,
 // cert-manager.io/inject-ca-from); there the webhook server reads the mounted Secret from its
 // CertDir and controller-runtime's certificate watcher hot-reloads it.

@@ -2,8 +2,7 @@ package certs
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
+	"crypto"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
@@ -13,14 +12,16 @@ import (
 	"fmt"
 	"math/big"
 	"net"
-	"slices"
 	"time"
+
+	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	"github.com/cert-manager/cert-manager/pkg/util/pki"
 )
 
 // keyPair is a certificate with its key, parsed and PEM-encoded.
 type keyPair struct {
 	cert    *x509.Certificate
-	key     *ecdsa.PrivateKey
+	key     crypto.Signer
 	certPEM []byte
 	keyPEM  []byte
 }
@@ -28,24 +29,9 @@ type keyPair struct {
 // backdate makes new certificates valid a little before now, for clocks that lag.
 const backdate = 5 * time.Minute
 
-// newKey makes a P-256 key and a random serial number for a new certificate.
-func newKey() (*ecdsa.PrivateKey, *big.Int, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	return key, serial, err
-}
-
 // newCA makes a self-signed CA certificate.
 func newCA(now time.Time, validity time.Duration) (*keyPair, error) {
-	key, serial, err := newKey()
-	if err != nil {
-		return nil, err
-	}
 	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: fmt.Sprintf("statusfold-webhook-ca@%d", now.Unix()), Organization: []string{"statusfold"}},
 		NotBefore:             now.Add(-backdate),
 		NotAfter:              now.Add(validity),
@@ -54,117 +40,102 @@ func newCA(now time.Time, validity time.Duration) (*keyPair, error) {
 		IsCA:                  true,
 		MaxPathLenZero:        true,
 	}
-	return sign(tmpl, tmpl, key, key)
+	return sign(tmpl, nil)
+}
+
+// servingCommonName is the serving certificate's subject common name: its first DNS name.
+func servingCommonName(dnsNames []string) string {
+	if len(dnsNames) > 0 {
+		return dnsNames[0]
+	}
+	return "statusfold-webhook"
 }
 
 // newServing makes a serving certificate for dnsNames and ips, signed by ca.
 func newServing(ca *keyPair, dnsNames []string, ips []net.IP, now time.Time, validity time.Duration) (*keyPair, error) {
-	key, serial, err := newKey()
-	if err != nil {
-		return nil, err
-	}
-	cn := "statusfold-webhook"
-	if len(dnsNames) > 0 {
-		cn = dnsNames[0]
-	}
 	notAfter := now.Add(validity)
 	if notAfter.After(ca.cert.NotAfter) {
 		notAfter = ca.cert.NotAfter
 	}
 	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: cn, Organization: []string{"statusfold"}},
-		NotBefore:    now.Add(-backdate),
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     dnsNames,
-		IPAddresses:  ips,
+		Subject:     pkix.Name{CommonName: servingCommonName(dnsNames), Organization: []string{"statusfold"}},
+		NotBefore:   now.Add(-backdate),
+		NotAfter:    notAfter,
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:    dnsNames,
+		IPAddresses: ips,
 	}
-	return sign(tmpl, ca.cert, key, ca.key)
+	return sign(tmpl, ca)
 }
 
-func sign(tmpl, parent *x509.Certificate, key, parentKey *ecdsa.PrivateKey) (*keyPair, error) {
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+// sign makes a new P-256 key and a random serial number for tmpl and signs it with issuer
+// (self-signed when issuer is nil), using cert-manager's pki (which picks the signature
+// algorithm from the signer's key).
+func sign(tmpl *x509.Certificate, issuer *keyPair) (*keyPair, error) {
+	key, err := pki.GenerateECPrivateKey(pki.ECCurve256)
 	if err != nil {
 		return nil, err
 	}
-	cert, err := x509.ParseCertificate(der)
+	if tmpl.SerialNumber, err = rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127)); err != nil {
+		return nil, err
+	}
+	parent, signer := tmpl, crypto.Signer(key)
+	if issuer != nil {
+		parent, signer = issuer.cert, issuer.key
+	}
+	certPEM, cert, err := pki.SignCertificate(tmpl, parent, key.Public(), signer)
 	if err != nil {
 		return nil, err
 	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
+	keyPEM, err := pki.EncodeECPrivateKey(key)
 	if err != nil {
 		return nil, err
 	}
-	return &keyPair{
-		cert: cert, key: key,
-		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
-	}, nil
+	return &keyPair{cert: cert, key: key, certPEM: certPEM, keyPEM: keyPEM}, nil
 }
 
-// parseKeyPair parses a PEM certificate (the first in certPEM) and its EC key.
+// parseKeyPair parses a PEM certificate (the first in certPEM) and its key (PKCS#8, EC or
+// PKCS#1). cert-manager's decoders bound the size of what they read.
 func parseKeyPair(certPEM, keyPEM []byte) (*keyPair, error) {
 	certs, err := parseCerts(certPEM)
 	if err != nil {
 		return nil, err
 	}
-	block, _ := pem.Decode(keyPEM)
-	if block == nil {
-		return nil, errors.New("no PEM key")
-	}
-	key, err := x509.ParseECPrivateKey(block.Bytes)
+	key, err := pki.DecodePrivateKeyBytes(keyPEM)
 	if err != nil {
 		return nil, err
 	}
-	if !key.PublicKey.Equal(certs[0].PublicKey) {
+	if ok, err := pki.PublicKeyMatchesCertificate(key.Public(), certs[0]); err != nil || !ok {
 		return nil, errors.New("key does not match certificate")
 	}
-	first, _ := pem.Decode(certPEM)
-	return &keyPair{cert: certs[0], key: key, certPEM: pem.EncodeToMemory(first), keyPEM: keyPEM}, nil
+	first, err := pki.EncodeX509(certs[0])
+	if err != nil {
+		return nil, err
+	}
+	return &keyPair{cert: certs[0], key: key, certPEM: first, keyPEM: keyPEM}, nil
 }
 
 // parseCerts parses every certificate of a PEM bundle.
 func parseCerts(bundle []byte) ([]*x509.Certificate, error) {
-	var out []*x509.Certificate
-	for rest := bundle; ; {
-		var block *pem.Block
-		block, rest = pem.Decode(rest)
-		if block == nil {
-			break
-		}
-		if block.Type != "CERTIFICATE" {
-			continue
-		}
-		c, err := x509.ParseCertificate(block.Bytes)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no PEM certificate")
-	}
-	return out, nil
+	return pki.DecodeX509CertificateSetBytes(bundle)
 }
 
 // due says whether a certificate should be renewed at now: when less than a third of its
-// validity is left.
+// validity is left (cert-manager's default renewal time, computed by its pki).
 func due(c *x509.Certificate, now time.Time) bool {
-	lifetime := c.NotAfter.Sub(c.NotBefore)
-	return !now.Before(c.NotAfter.Add(-lifetime / 3))
+	at, err := pki.RenewalTime(c.NotBefore, c.NotAfter, nil, nil, nil)
+	return err != nil || at == nil || !now.Before(at.Time)
 }
 
-// servingFits says whether serving is signed by ca and names exactly dnsNames and ips.
+// servingFits says whether serving is signed by ca and names exactly dnsNames and ips (in any
+// order; cert-manager's SAN comparison).
 func servingFits(serving, ca *keyPair, dnsNames []string, ips []net.IP) bool {
 	if serving.cert.CheckSignatureFrom(ca.cert) != nil {
 		return false
 	}
-	if !slices.Equal(serving.cert.DNSNames, dnsNames) {
-		return false
-	}
-	return slices.EqualFunc(serving.cert.IPAddresses, ips, func(a, b net.IP) bool { return a.Equal(b) })
+	spec := cmapi.CertificateSpec{CommonName: servingCommonName(dnsNames), DNSNames: dnsNames, IPAddresses: pki.IPAddressesToString(ips)}
+	return len(pki.FuzzyX509AltNamesMatchSpec(serving.cert, spec)) == 0
 }
 
 // bundleOf encodes CA certificates as one PEM bundle, leaving out those expired at now.

@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -138,16 +139,17 @@ func New(ctx context.Context, c client.Client, opts Options) (*Rotator, error) {
 		opts.Now = time.Now
 	}
 	r := &Rotator{opts: opts, c: c}
-	var err error
-	for attempt := 0; attempt < 5; attempt++ { // another replica may be writing the Secret too
-		if err = r.Check(ctx); err == nil {
-			return r, nil
-		}
-		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
-			break
-		}
+	if err := r.checkRetrying(ctx); err != nil {
+		return nil, err
 	}
-	return nil, err
+	return r, nil
+}
+
+// checkRetrying is Check, retried at once (client-go's retry.DefaultRetry: 5 attempts ~10 ms
+// apart) when another replica wrote the Secret first: the next attempt reads what it wrote.
+func (r *Rotator) checkRetrying(ctx context.Context) error {
+	lostRace := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
+	return retry.OnError(retry.DefaultRetry, lostRace, func() error { return r.Check(ctx) })
 }
 
 // GetCertificate serves the current certificate (tls.Config.GetCertificate).
@@ -188,7 +190,7 @@ func (r *Rotator) Start(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-check.C:
-			if err := r.Check(ctx); err != nil {
+			if err := r.checkRetrying(ctx); err != nil {
 				logger.Error(err, "checking webhook certificates")
 			}
 		case <-inject.C:
@@ -317,7 +319,7 @@ func (r *Rotator) store(ctx context.Context, secret *corev1.Secret, ca *keyPair,
 		})
 	}
 	secret.Data = data
-	return r.c.Update(ctx, secret) // a Conflict means another replica rotated: the next check reads it
+	return r.c.Update(ctx, secret) // a Conflict means another replica rotated: checkRetrying reads it
 }
 
 // inject puts bundle into every webhook of the named configurations.
@@ -341,41 +343,44 @@ func (r *Rotator) inject(ctx context.Context, bundle []byte) error {
 }
 
 // injectInto sets bundle as the caBundle of every webhook of one configuration, updating it
-// when something changed. A missing configuration is not an error: it gets the bundle at a
-// later check.
+// when something changed; an update that lost a race with another writer (another replica,
+// kubectl apply) is redone on a fresh read (retry.RetryOnConflict). A missing configuration is
+// not an error: it gets the bundle at a later check.
 func (r *Rotator) injectInto(ctx context.Context, kind, name string, bundle []byte) error {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(admissionregistrationv1.SchemeGroupVersion.WithKind(kind))
-	if err := r.c.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	webhooks, _, err := unstructured.NestedSlice(u.Object, "webhooks")
-	if err != nil {
-		return err
-	}
 	encoded := base64.StdEncoding.EncodeToString(bundle)
-	changed := false
-	for _, w := range webhooks {
-		wm, ok := w.(map[string]any)
-		if !ok {
-			continue
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(admissionregistrationv1.SchemeGroupVersion.WithKind(kind))
+		if err := r.c.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {
+			return client.IgnoreNotFound(err)
 		}
-		cc, _ := wm["clientConfig"].(map[string]any)
-		if cc == nil {
-			cc = map[string]any{}
-			wm["clientConfig"] = cc
+		webhooks, _, err := unstructured.NestedSlice(u.Object, "webhooks")
+		if err != nil {
+			return err
 		}
-		if cc["caBundle"] != encoded {
-			cc["caBundle"], changed = encoded, true
+		changed := false
+		for _, w := range webhooks {
+			wm, ok := w.(map[string]any)
+			if !ok {
+				continue
+			}
+			cc, _ := wm["clientConfig"].(map[string]any)
+			if cc == nil {
+				cc = map[string]any{}
+				wm["clientConfig"] = cc
+			}
+			if cc["caBundle"] != encoded {
+				cc["caBundle"], changed = encoded, true
+			}
 		}
-	}
-	if !changed {
-		return nil
-	}
-	if err := unstructured.SetNestedSlice(u.Object, webhooks, "webhooks"); err != nil {
-		return err
-	}
-	return r.c.Update(ctx, u)
+		if !changed {
+			return nil
+		}
+		if err := unstructured.SetNestedSlice(u.Object, webhooks, "webhooks"); err != nil {
+			return err
+		}
+		return r.c.Update(ctx, u)
+	})
 }
 
 func (r *Rotator) writeFiles(serving *keyPair) error {

@@ -1,9 +1,14 @@
 package certs
 
 import (
+	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"net"
 	"sync"
 	"testing"
@@ -210,6 +215,8 @@ func TestServingFits(t *testing.T) {
 		want bool
 	}{
 		{"same", ca, []string{"svc", "svc.ns"}, ips, true},
+		{"same names in another order", ca, []string{"svc.ns", "svc"}, ips, true},
+		{"one more name", ca, []string{"svc", "svc.ns", "svc.ns.svc"}, ips, false},
 		{"other CA", other, []string{"svc", "svc.ns"}, ips, false},
 		{"other names", ca, []string{"svc"}, ips, false},
 		{"other IPs", ca, []string{"svc", "svc.ns"}, nil, false},
@@ -246,5 +253,63 @@ func TestParseKeyPairRejectsMismatch(t *testing.T) {
 	kp, err := parseKeyPair(a.certPEM, a.keyPEM)
 	if err != nil || !kp.cert.Equal(a.cert) {
 		t.Errorf("round trip: %v", err)
+	}
+}
+
+// TestParseKeyPairKeyEncodings: a Secret written by another tool (PKCS#8 or PKCS#1 keys, e.g.
+// cert-manager's default) or by an older statusfold (SEC 1 "EC PRIVATE KEY") is read as is.
+func TestParseKeyPairKeyEncodings(t *testing.T) {
+	now := time.Now()
+	ca, err := newCA(now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkcs8, err := x509.MarshalPKCS8PrivateKey(ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ecDER, err := x509.MarshalECPrivateKey(ca.key.(*ecdsa.PrivateKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsaPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(rsaKey)})
+	tests := []struct {
+		name    string
+		keyPEM  []byte
+		wantErr bool
+	}{
+		{"PKCS#8", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}), false},
+		{"SEC 1", pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: ecDER}), false},
+		{"PKCS#1 key of another certificate", rsaPEM, true},
+		{"not a key", ca.certPEM, true},
+		{"empty", nil, true},
+	}
+	for _, tt := range tests {
+		kp, err := parseKeyPair(ca.certPEM, tt.keyPEM)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("%s: error %v, want error %v", tt.name, err, tt.wantErr)
+			continue
+		}
+		if err == nil && (!kp.cert.Equal(ca.cert) || !bytes.Equal(kp.certPEM, ca.certPEM)) {
+			t.Errorf("%s: parsed another certificate", tt.name)
+		}
+	}
+}
+
+// BenchmarkNewCAAndServing is the cost of one rotation's key and certificate generation.
+func BenchmarkNewCAAndServing(b *testing.B) {
+	now := time.Now()
+	for b.Loop() {
+		ca, err := newCA(now, time.Hour)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := newServing(ca, ServiceDNSNames("svc", "ns"), nil, now, time.Hour); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -105,12 +105,13 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	return out, nil
 }
 
-// splitYAML splits a multi-document YAML file with apimachinery's YAML reader (the one
-// `statusfold validate` uses); documents with nothing but comments and blank lines are dropped.
+// splitYAML reads a multi-document YAML stream with apimachinery's YAML reader (the one
+// `statusfold validate` uses) and returns each document converted to JSON; empty and
+// comment-only documents are dropped.
 func splitYAML(data []byte) ([][]byte, error) {
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var out [][]byte
-	for {
+	for i := 1; ; i++ {
 		doc, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			return out, nil
@@ -118,25 +119,15 @@ func splitYAML(data []byte) ([][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !emptyDocument(doc) {
-			out = append(out, doc)
+		js, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
 		}
+		if t := bytes.TrimSpace(js); len(t) == 0 || string(t) == "null" {
+			continue
+		}
+		out = append(out, js)
 	}
-}
-
-// emptyDocument: nothing but blank lines, comments and document separators (the reader keeps a
-// leading `---` in the first document).
-func emptyDocument(doc []byte) bool {
-	for _, line := range bytes.Split(doc, []byte("\n")) {
-		l := bytes.TrimSpace(line)
-		if rest, sep := bytes.CutPrefix(l, []byte("---")); sep {
-			l = bytes.TrimSpace(rest)
-		}
-		if len(l) > 0 && l[0] != '#' {
-			return false
-		}
-	}
-	return true
 }
 
 // EnsureAssets checks that the control-plane binaries are in dir; when they are missing it runs

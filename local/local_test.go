@@ -5,42 +5,56 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
-	"sigs.k8s.io/yaml"
 )
 
 func TestSplitYAML(t *testing.T) {
 	cases := []struct {
-		name string
-		in   string
-		want []map[string]any // each document, parsed
+		name    string
+		in      string
+		want    []string // each document as JSON
+		wantErr string
 	}{
-		{"one document", "a: 1\n", []map[string]any{{"a": 1.0}}},
-		{"leading separator and comment-only document dropped", "---\n# only a comment\n---\na: 1\n---\nb: 2\n",
-			[]map[string]any{{"a": 1.0}, {"b": 2.0}}},
-		{"comment before a document", "# says what\na: 1\n", []map[string]any{{"a": 1.0}}},
-		{"separator with a comment", "a: 1\n--- # the second\nb: 2\n", []map[string]any{{"a": 1.0}, {"b": 2.0}}},
-		{"CRLF line ends", "a: 1\r\n---\r\nb: 2\r\n", []map[string]any{{"a": 1.0}, {"b": 2.0}}},
-		{"--- inside a block scalar is content", "s: |\n  one\n  ---\n  two\nx: 1\n", []map[string]any{{"s": "one\n---\ntwo\n", "x": 1.0}}},
-		{"a value that starts with ---", "a: 1\nb: \"---\"\n", []map[string]any{{"a": 1.0, "b": "---"}}},
-		{"no trailing newline", "a: 1\n---\nb: 2", []map[string]any{{"a": 1.0}, {"b": 2.0}}},
+		{name: "one document", in: "a: 1\n", want: []string{`{"a":1}`}},
+		{name: "no trailing newline", in: "a: 1", want: []string{`{"a":1}`}},
+		{name: "leading separator", in: "---\na: 1\n---\nb: 2\n", want: []string{`{"a":1}`, `{"b":2}`}},
+		{name: "separator followed by a comment", in: "a: 1\n--- # the second\nb: 2\n---\t#tab\nc: 3\n",
+			want: []string{`{"a":1}`, `{"b":2}`, `{"c":3}`}},
+		{name: "empty and comment-only documents dropped",
+			in:   "---\n---\n\n---\n# only a comment\n---\na: 1\n---\n   \n---\n",
+			want: []string{`{"a":1}`}},
+		{name: "comment before a document", in: "# says what\na: 1 # and this\n", want: []string{`{"a":1}`}},
+		{name: "CRLF line ends", in: "a: 1\r\n---\r\nb: |\r\n  x\r\n  y\r\n---\r\n",
+			want: []string{`{"a":1}`, `{"b":"x\ny\n"}`}},
+		{name: "literal block scalar keeps separator-like and comment-like lines",
+			in:   "s: |\n  ---\n  # not a comment\n  --- # nor this\nt: 2\n---\nu: 3\n",
+			want: []string{`{"s":"---\n# not a comment\n--- # nor this\n","t":2}`, `{"u":3}`}},
+		{name: "folded block scalar", in: "f: >\n  one\n  two\n\n  three\n", want: []string{`{"f":"one two\nthree\n"}`}},
+		{name: "keep chomping keeps the blank lines before the separator",
+			in: "k: |+\n  x\n\n---\nb: 1\n", want: []string{`{"k":"x\n\n"}`, `{"b":1}`}},
+		{name: "strip chomping", in: "k: |-\n  x\n\n---\nb: 1\n", want: []string{`{"k":"x"}`, `{"b":1}`}},
+		{name: "dashes inside a line are not a separator", in: "a: x---y\nb: '---'\n", want: []string{`{"a":"x---y","b":"---"}`}},
+		{name: "text after the separator is an error", in: "a: 1\n---x: 2\n", wantErr: "invalid Yaml document separator: x: 2"},
+		{name: "invalid YAML names its document", in: "a: 1\n---\nb: [\n", wantErr: "document 2: "},
+		{name: "empty input", in: "", want: nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			docs, err := splitYAML([]byte(tc.in))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []map[string]any
+			var got []string
 			for _, d := range docs {
-				var m map[string]any
-				if err := yaml.Unmarshal(d, &m); err != nil {
-					t.Fatalf("document %q: %v", d, err)
-				}
-				got = append(got, m)
+				got = append(got, string(d))
 			}
 			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got %v, want %v", got, tc.want)
+				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -236,17 +237,16 @@ func ApplySamples(ctx context.Context, c client.Client, out io.Writer) error {
 // not be reachable through the apiserver yet.
 func applyWithRetry(ctx context.Context, cp *ControlPlane, out io.Writer) error {
 	fmt.Fprintln(out, "Applying the samples:")
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		err := ApplySamples(ctx, cp.Client, out)
-		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
-			return err
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		if last = ApplySamples(ctx, cp.Client, out); last == nil {
+			return true, nil
 		}
-		fmt.Fprintf(out, "  retrying in 2s: %v\n", err)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(2 * time.Second):
-		}
+		fmt.Fprintf(out, "  retrying in 2s: %v\n", last)
+		return false, nil
+	})
+	if err != nil && ctx.Err() == nil {
+		return last // timed out: the last failure says why
 	}
+	return nil
 }

@@ -63,10 +63,10 @@ func Configurations(clientConfig ClientConfigFunc) (*admissionregistrationv1.Val
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
 		ObjectMeta: metav1.ObjectMeta{Name: ValidatingConfigurationName},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{
-			validating("vstatuscollector.statusfold.dev", PathValidateStatusCollector, control, controlv1alpha1.ResourceStatusCollectors),
-			validating("vcontentclassifier.statusfold.dev", PathValidateContentClassifier, control, controlv1alpha1.ResourceContentClassifiers),
-			validating("vbindingpolicy.statusfold.dev", PathValidateBindingPolicy, control, controlv1alpha1.ResourceBindingPolicies),
-			validating("vaggregationpolicy.statusfold.dev", PathValidateAggregationPolicy,
+			validating(NameValidateStatusCollector, PathValidateStatusCollector, control, controlv1alpha1.ResourceStatusCollectors),
+			validating(NameValidateContentClassifier, PathValidateContentClassifier, control, controlv1alpha1.ResourceContentClassifiers),
+			validating(NameValidateBindingPolicy, PathValidateBindingPolicy, control, controlv1alpha1.ResourceBindingPolicies),
+			validating(NameValidateAggregationPolicy, PathValidateAggregationPolicy,
 				policyv1alpha1.GroupVersion.Group, policyv1alpha1.ResourceAggregationPolicies),
 		},
 	}
@@ -74,7 +74,7 @@ func Configurations(clientConfig ClientConfigFunc) (*admissionregistrationv1.Val
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
 		ObjectMeta: metav1.ObjectMeta{Name: MutatingConfigurationName},
 		Webhooks: []admissionregistrationv1.MutatingWebhook{{
-			Name: "mstatuscollector.statusfold.dev", ClientConfig: clientConfig(PathMutateStatusCollector),
+			Name: NameMutateStatusCollector, ClientConfig: clientConfig(PathMutateStatusCollector),
 			Rules:                   rule(control, controlv1alpha1.ResourceStatusCollectors),
 			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
 			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),

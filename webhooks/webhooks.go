@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/discovery"
@@ -33,6 +35,16 @@ const (
 	PathValidateContentClassifier = "/validate-control-kubestellar-io-v1alpha1-contentclassifier"
 	PathValidateBindingPolicy     = "/validate-control-kubestellar-io-v1alpha1-bindingpolicy"
 	PathValidateAggregationPolicy = "/validate-policy-statusfold-dev-v1alpha1-aggregationpolicy"
+)
+
+// The webhooks' names, which the apiserver puts into a denial's message ("admission webhook
+// "vstatuscollector.statusfold.dev" denied the request: ...").
+const (
+	NameValidateStatusCollector   = "vstatuscollector.statusfold.dev"
+	NameMutateStatusCollector     = "mstatuscollector.statusfold.dev"
+	NameValidateContentClassifier = "vcontentclassifier.statusfold.dev"
+	NameValidateBindingPolicy     = "vbindingpolicy.statusfold.dev"
+	NameValidateAggregationPolicy = "vaggregationpolicy.statusfold.dev"
 )
 
 // DefaultSchemaRecheck is how often, at most, the webhooks look for changed OpenAPI schemas.
@@ -130,11 +142,10 @@ func NewChecker(mgr ctrl.Manager, opts Options) (*check.Checker, error) {
 // Register registers the webhooks, with the given Checker, with mgr's webhook server.
 func Register(mgr ctrl.Manager, c *check.Checker) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &controlv1alpha1.StatusCollector{}).
-		WithValidator(NewStatusCollectorValidator(c)).
-		WithDefaulter(StatusCollectorDefaulter{}, admission.DefaulterRemoveUnknownOrOmitableFields).
-		Complete(); err != nil {
+		WithValidator(NewStatusCollectorValidator(c)).Complete(); err != nil {
 		return err
 	}
+	mgr.GetWebhookServer().Register(PathMutateStatusCollector, NewStatusCollectorDefaulting(mgr.GetScheme()))
 	if err := ctrl.NewWebhookManagedBy(mgr, &controlv1alpha1.ContentClassifier{}).
 		WithValidator(NewContentClassifierValidator(c)).Complete(); err != nil {
 		return err
@@ -244,7 +255,27 @@ func (v *Validator[T]) verdict(obj T, errs field.ErrorList, warnings []string) (
 	return warnings, apierrors.NewInvalid(gv.WithKind(v.kind).GroupKind(), obj.GetName(), errs)
 }
 
-// StatusCollectorDefaulter is the defaulting webhook of StatusCollector.
+// NewStatusCollectorDefaulting is the defaulting webhook of StatusCollector: StatusCollectorDefaulter
+// behind controller-runtime's defaulting handler (which answers with a JSON patch), except that
+// an object that does not decode into the Go type — a schema-level mistake such as a number
+// where an expression belongs — is admitted unchanged. The apiserver runs mutating admission
+// before it validates the object against the CRD's schema, so a decoding error from here would
+// hide the schema's message, which names the field ("spec.combinedFields[0].subject: Invalid
+// value: "integer": ... must be of type string"); that validation rejects the object right after.
+func NewStatusCollectorDefaulting(scheme *runtime.Scheme) *admission.Webhook {
+	wh := admission.WithDefaulter[*controlv1alpha1.StatusCollector](scheme, StatusCollectorDefaulter{},
+		admission.DefaulterRemoveUnknownOrOmitableFields)
+	decoder, next := admission.NewDecoder(scheme), wh.Handler
+	wh.Handler = admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
+		if req.Operation != admissionv1.Delete && decoder.Decode(req, &controlv1alpha1.StatusCollector{}) != nil {
+			return admission.Allowed("left to the schema's validation: the object does not decode")
+		}
+		return next.Handle(ctx, req)
+	})
+	return wh
+}
+
+// StatusCollectorDefaulter defaults StatusCollectors (see NewStatusCollectorDefaulting).
 type StatusCollectorDefaulter struct{}
 
 var _ admission.Defaulter[*controlv1alpha1.StatusCollector] = StatusCollectorDefaulter{}

@@ -3,18 +3,26 @@ package webhooks
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"gomodules.xyz/jsonpatch/v2"
+	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	apischeme "github.com/statusfold/statusfold/api/scheme"
 	"github.com/statusfold/statusfold/webhooks/check"
 )
 
@@ -104,5 +112,44 @@ func TestStatusCollectorDefaulter(t *testing.T) {
 		if sc.Spec.Limit != tt.want {
 			t.Errorf("limit %d defaulted to %d, want %d", tt.limit, sc.Spec.Limit, tt.want)
 		}
+	}
+}
+
+// TestStatusCollectorDefaulting checks the defaulting webhook's answers under /spec: a JSON patch
+// for limit 0, nothing for a set limit, and an unchanged admission (no patch at all) for an
+// object that does not decode into the Go type, which the apiserver's schema validation then
+// rejects with the field's path. (The Go type also adds an empty /status, which the apiserver
+// drops on create: the kind has a status subresource.)
+func TestStatusCollectorDefaulting(t *testing.T) {
+	wh := NewStatusCollectorDefaulting(apischeme.New())
+	tests := []struct {
+		name, object string
+		wantPatches  []jsonpatch.JsonPatchOperation // under /spec
+		unchanged    bool                           // no patch at all
+	}{
+		{"limit 0 becomes 20", `{"spec": {"limit": 0, "combinedFields": [{"name": "n", "type": "COUNT"}]}}`,
+			[]jsonpatch.JsonPatchOperation{{Operation: "replace", Path: "/spec/limit", Value: json.Number("20")}}, false},
+		{"a set limit stays", `{"spec": {"limit": 3, "combinedFields": [{"name": "n", "type": "COUNT"}]}}`, nil, false},
+		{"a number where an expression belongs: left to the schema", `{"spec": {"limit": 0, "combinedFields": [{"name": "s", "type": "SUM", "subject": 5}]}}`, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw := `{"apiVersion": "control.kubestellar.io/v1alpha1", "kind": "StatusCollector", "metadata": {"name": "x"}, ` + tt.object[1:]
+			resp := wh.Handle(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+				Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: []byte(raw)}}})
+			if !resp.Allowed {
+				t.Fatalf("denied: %+v", resp.Result)
+			}
+			if tt.unchanged && len(resp.Patches) > 0 {
+				t.Fatalf("patched: %v", resp.Patches)
+			}
+			got := slices.DeleteFunc(slices.Clone(resp.Patches), func(op jsonpatch.JsonPatchOperation) bool { return !strings.HasPrefix(op.Path, "/spec/") })
+			if len(got) == 0 {
+				got = nil
+			}
+			if diff := cmp.Diff(tt.wantPatches, got); diff != "" {
+				t.Errorf("patches (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

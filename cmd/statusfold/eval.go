@@ -236,12 +236,12 @@ func printResultTables(out io.Writer, results []controlv1alpha1.NamedStatusCombi
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		for _, e := range r.Errors {
+		for _, e := range r.RowErrors {
 			col := e.ColumnName
-			if col == "" {
+			if col == controlv1alpha1.FilterColumnName {
 				col = "(filter)"
 			}
-			fmt.Fprintf(out, "  error: wec %s, column %s: %s\n", e.WEC, col, e.Error)
+			fmt.Fprintf(out, "  error: wec %s, column %s: %s\n", e.WEC.ClusterId, col, e.Error)
 		}
 		for _, e := range r.AggregationErrors {
 			fmt.Fprintf(out, "  aggregation error: row %d, column %s: %s (%d values skipped)\n", e.Row+1, e.ColumnName, e.Error, e.Count)

@@ -26,35 +26,34 @@ func TestEvalCommand(t *testing.T) {
 		{"name":"available-replicas-histogram","columnNames":["numAvailable","count"],
 		 "rows":[{"columns":[{"type":"Number","float":"1"},{"type":"Number","float":"1"}]},
 		         {"columns":[{"type":"Number","float":"2"},{"type":"Number","float":"1"}]}],
-		 "errors":[{"wec":"cluster3","columnName":"numAvailable","error":"no such key: availableReplicas"}]},
+		 "rowErrors":[{"wec":{"clusterId":"cluster3"},"columnName":"numAvailable","error":"no such key: availableReplicas"}]},
 		{"name":"count-wecs","columnNames":["count"],"rows":[{"columns":[{"type":"Number","float":"3"}]}]},
 		{"name":"full-status","columnNames":["wec","status","retrievalTime"],
 		 "rows":[
 		  {"columns":[{"type":"String","string":"cluster1"},
-		    {"type":"Object","object":{"availableReplicas":{"type":"Number","float":"2"},"phase":{"type":"String","string":"Running"},
-		      "readyReplicas":{"type":"Number","float":"2"},"replicas":{"type":"Number","float":"2"}}},
+		    {"type":"Object","object":{"availableReplicas":2,"phase":"Running","readyReplicas":2,"replicas":2}},
 		    {"type":"String","string":"2024-11-07T20:15:27Z"}]},
 		  {"columns":[{"type":"String","string":"cluster2"},
-		    {"type":"Object","object":{"availableReplicas":{"type":"Number","float":"1"},"phase":{"type":"String","string":"Pending"},
-		      "replicas":{"type":"Number","float":"2"}}},
+		    {"type":"Object","object":{"availableReplicas":1,"phase":"Pending","replicas":2}},
 		    {"type":"Null"}]},
 		  {"columns":[{"type":"String","string":"cluster3"},{"type":"Null"},{"type":"Null"}]}],
-		 "errors":[{"wec":"cluster2","columnName":"retrievalTime","error":"no such key: lastReturnedUpdateTimestamp"},
-		           {"wec":"cluster3","columnName":"retrievalTime","error":"no such key: lastReturnedUpdateTimestamp"}]},
+		 "rowErrors":[{"wec":{"clusterId":"cluster2"},"columnName":"retrievalTime","error":"no such key: lastReturnedUpdateTimestamp"},
+		           {"wec":{"clusterId":"cluster3"},"columnName":"retrievalTime","error":"no such key: lastReturnedUpdateTimestamp"}]},
 		{"name":"not-as-available-as-desired","columnNames":["wec"],"rows":[{"columns":[{"type":"String","string":"cluster2"}]}],
-		 "errors":[{"wec":"cluster3","columnName":"","error":"no such key: availableReplicas"}]},
+		 "rowErrors":[{"wec":{"clusterId":"cluster3"},"columnName":"","error":"no such key: availableReplicas"}]},
 		{"name":"pod-phase-histogram","columnNames":["phase","count"],
 		 "rows":[{"columns":[{"type":"String","string":"Pending"},{"type":"Number","float":"1"}]},
 		         {"columns":[{"type":"String","string":"Running"},{"type":"Number","float":"1"}]}],
-		 "errors":[{"wec":"cluster3","columnName":"phase","error":"no such key: phase"}]}]`,
+		 "rowErrors":[{"wec":{"clusterId":"cluster3"},"columnName":"phase","error":"no such key: phase"}]}]`,
 	}, {
+		// cluster3, the only WEC in us, failed the SUM subject: its row is left out of the
+		// aggregation input, so there is no us group (SPEC §3).
 		name: "inventory labels, JSON output",
 		args: args("--collector", evalTD+"by-region.yaml", "--wec-labels", "cluster1=region=eu,tier=gold", "--wec-labels", "cluster2=region=eu",
 			"--wec-labels", "cluster3=region=us", "-o", "json"),
 		want: `[{"name":"available-by-region","columnNames":["region","wecs","available"],
-		 "rows":[{"columns":[{"type":"String","string":"eu"},{"type":"Number","float":"2"},{"type":"Number","float":"3"}]},
-		         {"columns":[{"type":"String","string":"us"},{"type":"Number","float":"1"},{"type":"Number","float":"0"}]}],
-		 "errors":[{"wec":"cluster3","columnName":"available","error":"no such key: availableReplicas"}]}]`,
+		 "rows":[{"columns":[{"type":"String","string":"eu"},{"type":"Number","float":"2"},{"type":"Number","float":"3"}]}],
+		 "rowErrors":[{"wec":{"clusterId":"cluster3"},"columnName":"available","error":"no such key: availableReplicas"}]}]`,
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,11 +78,30 @@ func TestEvalTable(t *testing.T) {
 	want := `available-by-region:
 region  wecs  available
 eu      1     2
-us      2     1
+us      1     1
   error: wec cluster3, column available: no such key: availableReplicas
 `
 	if out != want {
 		t.Errorf("got:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+// TestEvalTableValues shows an Object cell as its plain JSON, and a filter's row error.
+func TestEvalTableValues(t *testing.T) {
+	out, err := runCLI(t, "eval", "--collector", seedCollectors, "--object", evalTD+"deployment.yaml",
+		"--wec", "cluster1="+evalTD+"ws-cluster1.yaml", "--wec", "cluster2="+evalTD+"deployment-cluster2.yaml", "--wec", "cluster3",
+		"--wec-updated", "cluster1=2024-11-07T20:15:27Z", "-o", "table")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`cluster1  {"availableReplicas":2,"phase":"Running","readyReplicas":2,"replicas":2}  2024-11-07T20:15:27Z`,
+		`cluster3  <null>`,
+		`  error: wec cluster3, column (filter): no such key: availableReplicas`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }
 

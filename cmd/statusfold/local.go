@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -128,12 +129,10 @@ func runLocalManager(ctx context.Context, cp *local.ControlPlane, wdsName string
 	started := mgr.GetWebhookServer().StartedChecker()
 	go func() {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "/readyz", nil)
-		for ctx.Err() == nil {
-			if started(req) == nil {
-				ready()
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
+		if wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+			return started(req) == nil, nil
+		}) == nil {
+			ready()
 		}
 	}()
 	return mgr.Start(ctx)

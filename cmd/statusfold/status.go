@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/rest"
@@ -84,7 +85,7 @@ func newStatusCommand() *cobra.Command {
 		wdsName       string
 		namespace     string
 		output        string
-		wait          time.Duration
+		waitFor       time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "status TYPE/NAME",
@@ -130,17 +131,20 @@ Installed as kubectl-statusfold on the PATH, it is a kubectl plugin: kubectl sta
 			if err != nil {
 				return err
 			}
-			if wait > 0 && !complete(rep) {
+			if waitFor > 0 && !complete(rep) {
 				done := local.Progress(cmd.ErrOrStderr(), "waiting for every WEC to report and a CombinedStatus")
-				deadline := time.Now().Add(wait)
-				for !complete(rep) && time.Now().Before(deadline) && ctx.Err() == nil {
-					time.Sleep(time.Second)
-					if rep, err = s.read(ctx, gvr, gvk, namespace, name); err != nil {
-						done(false)
-						return err
+				err := wait.PollUntilContextTimeout(ctx, time.Second, waitFor, false, func(ctx context.Context) (bool, error) {
+					r, err := s.read(ctx, gvr, gvk, namespace, name)
+					if err != nil {
+						return false, err
 					}
-				}
+					rep = r
+					return complete(rep), nil
+				})
 				done(complete(rep))
+				if err != nil && !wait.Interrupted(err) {
+					return err
+				}
 			}
 			return printStatus(cmd.OutOrStdout(), rep, output)
 		},
@@ -151,7 +155,7 @@ Installed as kubectl-statusfold on the PATH, it is a kubectl plugin: kubectl sta
 	cmd.Flags().StringVar(&wdsName, "wds-name", defaultWDSName, "the WDS's name: only WorkStatuses labelled "+controlv1alpha1.LabelOriginWDSName+"=NAME are read, as the controller does")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "namespace of the object (default: the kubeconfig context's)")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, yaml or json")
-	cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to this long until every destination WEC has reported and a CombinedStatus exists")
+	cmd.Flags().DurationVar(&waitFor, "wait", 0, "wait up to this long until every destination WEC has reported and a CombinedStatus exists")
 	return cmd
 }
 

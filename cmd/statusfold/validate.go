@@ -14,15 +14,14 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
-	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 	"github.com/statusfold/statusfold/webhooks/check"
+	"github.com/statusfold/statusfold/webhooks/offline"
 )
 
 type validateOptions struct {
@@ -37,12 +36,15 @@ func newValidateCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate -f FILE|DIR ...",
 		Short: "Run the admission checks offline on StatusCollector, ContentClassifier, BindingPolicy and AggregationPolicy YAML",
-		Long: `Run the admission webhooks' checks offline. Every YAML or JSON document of the given files
-(and of the .yaml, .yml and .json files of the given folders) is decoded strictly — an unknown,
-misplaced or duplicate field is an error naming its path — and statusfold's kinds are checked exactly
-as the webhooks check them: errors make "kubectl apply" fail, warnings are printed like kubectl
-prints the webhooks' warnings. Other kinds are skipped. A BindingPolicy's collectors are looked up
-among the given files.
+		Long: `Check objects offline exactly as "kubectl apply" of them would be checked in a cluster with
+statusfold installed. Every YAML or JSON document of the given files (and of the .yaml, .yml and
+.json files of the given folders) of statusfold's kinds goes through kubectl's own checks, the
+apiserver's handling of the CRD (built into this binary) — strict decoding, where an unknown or
+duplicate field is an error naming its path, the schema's defaults, the defaulting webhook, the
+schema's validation of types, enums, limits, required fields and CEL rules — and then the
+validating webhooks' checks. Errors are printed as kubectl prints them ("error: FILE: " and the
+apiserver's message); warnings like kubectl prints the webhooks' warnings. Other kinds are
+skipped. A BindingPolicy's collectors are looked up among the given files.
 
 With --schemas DIR (OpenAPI v3 documents, e.g. "kubectl get --raw /openapi/v3/apis/apps/v1", and
 CustomResourceDefinition manifests) the schema-aware checks run too: ContentClassifier pointers
@@ -80,7 +82,9 @@ type validateResult struct {
 	Valid    bool          `json:"valid"`
 	Errors   []resultError `json:"errors,omitempty"`
 	Warnings []string      `json:"warnings,omitempty"`
-	message  string        // kubectl-style error text
+	// Hints say where a field that the apiserver does not know moved in KubeStellar.
+	Hints   []string `json:"hints,omitempty"`
+	message string   // the error as kubectl prints it
 }
 
 type resultError struct {
@@ -122,54 +126,32 @@ func runValidate(ctx context.Context, out, errOut io.Writer, o *validateOptions)
 	return nil
 }
 
-// kinds are the kinds `validate` checks, with how to decode each.
-var validatedKinds = map[schema.GroupVersionKind]func() any{
-	controlv1alpha1.GroupVersion.WithKind("StatusCollector"):   func() any { return &controlv1alpha1.StatusCollector{} },
-	controlv1alpha1.GroupVersion.WithKind("ContentClassifier"): func() any { return &controlv1alpha1.ContentClassifier{} },
-	controlv1alpha1.GroupVersion.WithKind("BindingPolicy"):     func() any { return &controlv1alpha1.BindingPolicy{} },
-	policyv1alpha1.GroupVersion.WithKind("AggregationPolicy"):  func() any { return &policyv1alpha1.AggregationPolicy{} },
-}
-
-// validateDocuments decodes the documents of statusfold's kinds strictly and checks them with
-// the webhooks' Checker.
+// validateDocuments runs on each document of statusfold's kinds what `kubectl apply` of it
+// causes in a cluster with statusfold installed, in the apiserver's order (see
+// docs/admission.md): decoding with strict field validation, the CRD schema's defaults, the
+// mutating webhook, the CRD schema's validation, and then — for objects the schema accepts —
+// the validating webhook's checks (the same check.Checker). Each failure is the error the
+// apiserver would return, printed as kubectl prints it.
 func validateDocuments(ctx context.Context, docs []document, schemasDir string) ([]validateResult, error) {
-	type decoded struct {
-		doc  document
-		obj  any
-		res  validateResult
-		fail bool
+	adm, err := offline.NewAdmission()
+	if err != nil {
+		return nil, err
 	}
-	var items []decoded
+	type item struct {
+		obj *offline.Object
+		res validateResult
+	}
+	var items []item
 	collectors := map[string]*controlv1alpha1.StatusCollector{}
 	for _, d := range expandLists(docs) {
-		var meta struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-			Metadata   struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		}
-		if err := json.Unmarshal(d.json, &meta); err != nil {
-			continue // not an object (e.g. a bare list or string): not one of our kinds
-		}
-		gv, _ := schema.ParseGroupVersion(meta.APIVersion)
-		newObj, ok := validatedKinds[gv.WithKind(meta.Kind)]
+		o, ok := adm.Admit(ctx, d.file, d.json)
 		if !ok {
-			continue
+			continue // not one of statusfold's kinds
 		}
-		it := decoded{doc: d, obj: newObj(), res: validateResult{File: d.file, Document: d.index, Kind: meta.Kind, Name: meta.Metadata.Name}}
-		strictErrs, err := kjson.UnmarshalStrict(d.json, it.obj)
-		if err == nil && len(strictErrs) > 0 {
-			err = strictError(strictErrs)
-		}
-		if err != nil {
-			it.fail = true
-			it.res.Errors = []resultError{{Type: "StrictDecoding", Message: err.Error()}}
-			it.res.message = fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", meta.Kind, gv.Version, meta.Kind, err)
-		} else if sc, ok := it.obj.(*controlv1alpha1.StatusCollector); ok {
+		if sc, ok := o.Typed.(*controlv1alpha1.StatusCollector); ok {
 			collectors[sc.Name] = sc
 		}
-		items = append(items, it)
+		items = append(items, item{obj: o, res: validateResult{File: d.file, Document: d.index, Kind: o.GVK.Kind, Name: o.Name}})
 	}
 
 	opts := check.Options{Collectors: check.CollectorGetterFunc(func(_ context.Context, name string) (*controlv1alpha1.StatusCollector, error) {
@@ -191,28 +173,14 @@ func validateDocuments(ctx context.Context, docs []document, schemasDir string) 
 	}
 	results := make([]validateResult, 0, len(items))
 	for _, it := range items {
-		if !it.fail {
-			var errs field.ErrorList
-			var warnings []string
-			switch obj := it.obj.(type) {
-			case *controlv1alpha1.StatusCollector:
-				errs, warnings = checker.StatusCollector(ctx, obj)
-			case *controlv1alpha1.ContentClassifier:
-				errs, warnings = checker.ContentClassifier(obj)
-			case *controlv1alpha1.BindingPolicy:
-				errs, warnings = checker.BindingPolicy(ctx, obj)
-			case *policyv1alpha1.AggregationPolicy:
-				errs, warnings = checker.AggregationPolicy(ctx, obj)
-			}
-			it.res.Warnings = warnings
-			for _, e := range errs {
-				it.res.Errors = append(it.res.Errors, resultError{Field: e.Field, Type: string(e.Type), Message: e.ErrorBody()})
-			}
-			if len(errs) > 0 {
-				it.res.message = check.InvalidMessage(it.res.Kind, it.res.Name, errs)
-			}
+		it.obj.Check(ctx, checker)
+		it.res.Warnings = it.obj.Warnings
+		if err := it.obj.Err; err != nil {
+			it.res.Errors = resultErrors(err)
+			it.res.message = offline.Message(err)
+			it.res.Hints = hints(it.res.message)
 		}
-		it.res.Valid = len(it.res.Errors) == 0
+		it.res.Valid = it.obj.Err == nil
 		results = append(results, it.res)
 	}
 	return results, nil
@@ -238,18 +206,46 @@ func expandLists(docs []document) []document {
 	return out
 }
 
-// strictError joins strict-decoding problems the way the apiserver reports them, with a hint
-// for KubeStellar's pre-0.26 `statusCollection` clause shape.
-func strictError(errs []error) error {
-	msgs := make([]string, 0, len(errs))
-	for _, e := range errs {
-		m := e.Error()
-		if strings.HasSuffix(m, `.statusCollection"`) {
-			m += " (the pre-0.26 KubeStellar shape: list the collectors in the clause's statusCollectors)"
-		}
-		msgs = append(msgs, m)
+// resultErrors lists an apiserver error's field errors (the causes of an Invalid error), or the
+// error itself with its reason as the type.
+func resultErrors(err error) []resultError {
+	var ce *offline.ClientError
+	if errors.As(err, &ce) { // kubectl stops before it sends the object
+		return []resultError{{Type: "ClientError", Message: offline.Message(err)}}
 	}
-	return errors.New("strict decoding error: " + strings.Join(msgs, ", "))
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return []resultError{{Type: "Error", Message: err.Error()}}
+	}
+	st := status.Status()
+	if st.Reason == metav1.StatusReasonInvalid && st.Details != nil && len(st.Details.Causes) > 0 {
+		out := make([]resultError, 0, len(st.Details.Causes))
+		for _, c := range st.Details.Causes {
+			out = append(out, resultError{Field: c.Field, Type: string(c.Type), Message: c.Message})
+		}
+		return out
+	}
+	return []resultError{{Type: string(st.Reason), Message: st.Message}}
+}
+
+// movedFields are fields of older KubeStellar releases that the apiserver reports as unknown,
+// with where they are now.
+var movedFields = []struct{ field, hint string }{
+	{`unknown field "spec.wantSingletonReportedState"`,
+		`spec.wantSingletonReportedState moved in KubeStellar 0.26: set wantSingletonReportedState on each downsync clause (spec.downsync[].wantSingletonReportedState)`},
+	{`.statusCollection"`,
+		`spec.downsync[].statusCollection is the pre-0.26 KubeStellar shape: list the collectors in the clause's statusCollectors (spec.downsync[].statusCollectors)`},
+}
+
+// hints says where the fields that an error reports as unknown moved.
+func hints(message string) []string {
+	var out []string
+	for _, m := range movedFields {
+		if strings.Contains(message, m.field) {
+			out = append(out, m.hint)
+		}
+	}
+	return out
 }
 
 // printValidateResults prints, like kubectl apply: warnings ("Warning: ...") and errors on
@@ -283,6 +279,9 @@ func printValidateResults(out, errOut io.Writer, format string, results []valida
 			continue
 		}
 		fmt.Fprintf(errOut, "error: %s: %s\n", r.File, r.message)
+		for _, h := range r.Hints {
+			fmt.Fprintf(errOut, "hint: %s\n", h)
+		}
 	}
 	return nil
 }

@@ -66,12 +66,33 @@ Warning: spec.dontPropagatePointers[0]: batch/v1 Job has no field "readyy" at "/
  | inventory.nmae == "x"
  | .........^
 * spec.combinedFields[0].subject: Required value: SUM needs a subject
-error: testdata/validate/bad.yaml: BindingPolicy in version "v1alpha1" cannot be handled as a BindingPolicy: strict decoding error: unknown field "spec.downsync[0].statusCollection" (the pre-0.26 KubeStellar shape: list the collectors in the clause's statusCollectors)
+error: testdata/validate/bad.yaml: BindingPolicy in version "v1alpha1" cannot be handled as a BindingPolicy: strict decoding error: unknown field "spec.downsync[0].statusCollection"
+hint: spec.downsync[].statusCollection is the pre-0.26 KubeStellar shape: list the collectors in the clause's statusCollectors (spec.downsync[].statusCollectors)
 error: testdata/validate/bad.yaml: The ContentClassifier "jobs.v1.batch" is invalid: spec.desiredStatePointers[0]: Invalid value: ["status","ready"]: no part of .status can be made desired state
 `,
 			wantStatus: 1,
 		},
 	}
+	tests = append(tests, struct {
+		name       string
+		opts       validateOptions
+		wantOut    string
+		wantErr    string
+		wantStatus int
+	}{
+		name: "schema-level mistakes: the apiserver's messages, a hint for a moved field; limit 0 defaulted before the schema's minimum",
+		opts: validateOptions{files: []string{filepath.Join("testdata", "validate", "schema.yaml")}},
+		wantOut: `statuscollector/zero-limit valid (testdata/validate/schema.yaml)
+`,
+		wantErr: `error: testdata/validate/schema.yaml: The StatusCollector "number-subject" is invalid: spec.combinedFields[0].subject: Invalid value: "integer": spec.combinedFields[0].subject in body must be of type string: "integer"
+error: testdata/validate/schema.yaml: The StatusCollector "string-select" is invalid: spec.select: Invalid value: "string": spec.select in body must be of type array: "string"
+error: testdata/validate/schema.yaml: json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string
+error: testdata/validate/schema.yaml: The BindingPolicy "string-flag" is invalid: spec.downsync[0].wantSingletonReportedState: Invalid value: "string": spec.downsync[0].wantSingletonReportedState in body must be of type boolean: "string"
+error: testdata/validate/schema.yaml: BindingPolicy in version "v1alpha1" cannot be handled as a BindingPolicy: strict decoding error: unknown field "spec.wantSingletonReportedState"
+hint: spec.wantSingletonReportedState moved in KubeStellar 0.26: set wantSingletonReportedState on each downsync clause (spec.downsync[].wantSingletonReportedState)
+`,
+		wantStatus: 1,
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out, errOut, code := runValidateForTest(t, &tt.opts)
@@ -123,12 +144,18 @@ func TestValidateFolderAndJSON(t *testing.T) {
 	}
 	want := []brief{
 		{"StatusCollector", "broken", false, "FieldValueForbidden:spec.select,FieldValueInvalid:spec.filter,FieldValueRequired:spec.combinedFields[0].subject"},
-		{"BindingPolicy", "old-shape", false, "StrictDecoding:"},
+		{"BindingPolicy", "old-shape", false, "BadRequest:"},
 		{"ContentClassifier", "jobs.v1.batch", false, "FieldValueInvalid:spec.desiredStatePointers[0]"},
 		{"StatusCollector", "ready-count", true, ""},
 		{"BindingPolicy", "nginx", true, ""},
 		{"ContentClassifier", "jobs.v1.batch", true, ""},
 		{"StatusCollector", "in-list", false, "FieldValueInvalid:spec.select[0].def"},
+		{"StatusCollector", "number-subject", false, "FieldValueTypeInvalid:spec.combinedFields[0].subject"},
+		{"StatusCollector", "string-select", false, "FieldValueTypeInvalid:spec.select"},
+		{"BindingPolicy", "number-label", false, "ClientError:"},
+		{"BindingPolicy", "string-flag", false, "FieldValueTypeInvalid:spec.downsync[0].wantSingletonReportedState"},
+		{"BindingPolicy", "spec-level", false, "BadRequest:"},
+		{"StatusCollector", "zero-limit", true, ""},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)

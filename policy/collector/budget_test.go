@@ -39,10 +39,10 @@ func TestTimeBudgetStopsComprehensions(t *testing.T) {
 	}
 	res := Evaluate(nil, wecs, []*Collector{bomb, ready})
 
-	if got := res[0].Errors; len(got) != 20 { // the first 20, in WEC name order
+	if got := res[0].RowErrors; len(got) != 20 { // the first 20, in WEC name order
 		t.Fatalf("bomb: %d row errors, want 20: %+v", len(got), got)
 	}
-	for _, e := range res[0].Errors {
+	for _, e := range res[0].RowErrors {
 		if e.ColumnName != "s" || !strings.Contains(e.Error, "time budget of 50ms") {
 			t.Errorf("bomb: row error %+v, want the time budget's", e)
 		}
@@ -50,7 +50,7 @@ func TestTimeBudgetStopsComprehensions(t *testing.T) {
 	if want := []controlv1alpha1.StatusCombinationRow{row(vn("0"))}; !rowsEqual(res[0].Rows, want) {
 		t.Errorf("bomb: rows %+v, want %+v (every subject failed)", res[0].Rows, want)
 	}
-	if len(res[1].Errors) != 0 || !rowsEqual(res[1].Rows, []controlv1alpha1.StatusCombinationRow{row(vn("30"))}) {
+	if len(res[1].RowErrors) != 0 || !rowsEqual(res[1].Rows, []controlv1alpha1.StatusCombinationRow{row(vn("30"))}) {
 		t.Errorf("ready: %+v, want a count of 30 and no errors", res[1])
 	}
 }
@@ -73,14 +73,14 @@ func TestTimeBudgetRenewsWithEachRead(t *testing.T) {
 	tbl := NewTable(nil, []*Collector{col})
 	tbl.SetDestinations([]string{"w1"})
 	tbl.UpsertWEC(wec("w1", withStatus(list)))
-	if got := tbl.Results()[0]; len(got.Errors) != 0 {
+	if got := tbl.Results()[0]; len(got.RowErrors) != 0 {
 		t.Fatalf("first read: %+v", got)
 	}
 	time.Sleep(60 * time.Millisecond) // longer than the budget: a deadline kept from the first read would have passed
 	tbl.UpsertWEC(wec("w1", withStatus(statusJSON(t, `{"items": []}`))))
 	tbl.UpsertWEC(wec("w1", withStatus(list)))
 	got := tbl.Results()[0]
-	if len(got.Errors) != 0 || !rowsEqual(got.Rows, []controlv1alpha1.StatusCombinationRow{row(vn("1"))}) {
+	if len(got.RowErrors) != 0 || !rowsEqual(got.Rows, []controlv1alpha1.StatusCombinationRow{row(vn("1"))}) {
 		t.Errorf("second read: %+v, want a count of 1 and no errors", got)
 	}
 }

@@ -41,12 +41,12 @@ func result(name string, columns []string, rows ...controlv1alpha1.StatusCombina
 	return controlv1alpha1.NamedStatusCombination{Name: name, ColumnNames: columns, Rows: rows}
 }
 
-func withErrors(r controlv1alpha1.NamedStatusCombination, errs ...controlv1alpha1.RowError) controlv1alpha1.NamedStatusCombination {
-	r.Errors = errs
+func withErrors(r controlv1alpha1.NamedStatusCombination, errs ...controlv1alpha1.RowEvaluationError) controlv1alpha1.NamedStatusCombination {
+	r.RowErrors = errs
 	return r
 }
 
-func withAggErrors(r controlv1alpha1.NamedStatusCombination, errs ...controlv1alpha1.AggregationError) controlv1alpha1.NamedStatusCombination {
+func withAggErrors(r controlv1alpha1.NamedStatusCombination, errs ...controlv1alpha1.ErrorInColumn) controlv1alpha1.NamedStatusCombination {
 	r.AggregationErrors = errs
 	return r
 }
@@ -96,9 +96,9 @@ func TestEvaluateSeedExamples(t *testing.T) {
 			withSelect("retrievalTime", "propagation.lastReturnedUpdateTimestamp")),
 		obj: deployment, wecs: wecs(t),
 		want: withErrors(result("full-status", []string{"wec", "status", "retrievalTime"},
-			row(vs("wec1"), vobj("availableReplicas", vn("2"), "phase", vs("Running")), vs("2024-11-07T20:15:27Z")),
-			row(vs("wec2"), vobj("availableReplicas", vn("1"), "phase", vs("Pending")), vs("2024-11-07T20:16:27Z")),
-			row(vs("wec3"), vobj("availableReplicas", vn("2"), "phase", vs("Running")), vs("2024-11-07T20:15:27Z")),
+			row(vs("wec1"), vobj(`{"availableReplicas":2,"phase":"Running"}`), vs("2024-11-07T20:15:27Z")),
+			row(vs("wec2"), vobj(`{"availableReplicas":1,"phase":"Pending"}`), vs("2024-11-07T20:16:27Z")),
+			row(vs("wec3"), vobj(`{"availableReplicas":2,"phase":"Running"}`), vs("2024-11-07T20:15:27Z")),
 			row(vs("wec4"), vnull(), vnull())),
 			rowErr("wec4", "retrievalTime", "no such key: lastReturnedUpdateTimestamp")),
 	}})
@@ -171,9 +171,9 @@ func TestEvaluateSelect(t *testing.T) {
 			withSelect("checks", "[dyn(size(dyn(inventory))), dyn(size(dyn(propagation))), dyn('name' in dyn(inventory)), dyn(dyn(inventory) == {'name': dyn(inventory.name), 'labels': dyn({'r': 'eu'})})]")),
 		wecs: []WEC{wec("a", withLabels("r", "eu"), withStatus(statusJSON(t, `{"n": 1}`)), withUpdated(t0)), wec("b")},
 		want: result("c", []string{"inventory", "returned", "propagation", "checks"},
-			row(vobj("name", vs("a"), "labels", vobj("r", vs("eu"))), vobj("status", vobj("n", vn("1"))),
-				vobj("lastReturnedUpdateTimestamp", vs("2024-11-07T20:15:27Z")), varr(vn("2"), vn("1"), vb(true), vb(true))),
-			row(vobj("name", vs("b"), "labels", vobj()), vobj("status", vnull()), vobj(), varr(vn("2"), vn("0"), vb(true), vb(false)))),
+			row(vobj(`{"labels":{"r":"eu"},"name":"a"}`), vobj(`{"status":{"n":1}}`),
+				vobj(`{"lastReturnedUpdateTimestamp":"2024-11-07T20:15:27Z"}`), varr(`[2,1,true,true]`)),
+			row(vobj(`{"labels":{},"name":"b"}`), vobj(`{"status":null}`), vobj(`{}`), varr(`[2,0,true,false]`))),
 	}, {
 		name: "the object is visible without its status",
 		sc:   statusCollector("c", withSelect("name", "obj.metadata.name"), withSelect("hasStatus", "has(obj.status)")),
@@ -188,7 +188,7 @@ func TestEvaluateRowErrorsBounded(t *testing.T) {
 	for i := 24; i >= 0; i-- {
 		wecs = append(wecs, wec(fmt.Sprintf("w%02d", i)))
 	}
-	var want []controlv1alpha1.RowError
+	var want []controlv1alpha1.RowEvaluationError
 	for i := range MaxRowErrors {
 		want = append(want, rowErr(fmt.Sprintf("w%02d", i), "n", "no such key: n"))
 	}
@@ -224,8 +224,8 @@ func TestEvaluateGroupBy(t *testing.T) {
 		want: result("c", []string{"k", "n"},
 			row(vn("0"), vn("2")),
 			row(vn("2"), vn("2")),
-			row(varr(vn("1"), vs("a")), vn("2")),
-			row(vobj("x", vn("1")), vn("2"))),
+			row(varr(`[1,"a"]`), vn("2")),
+			row(vobj(`{"x":1}`), vn("2"))),
 	}, {
 		name: "group order: null < bool < number < string < list < map; -Inf < finite < +Inf < NaN",
 		sc:   statusCollector("c", withGroupBy("k", "returned.status.k"), withCount("n"), withLimit(100)),
@@ -239,8 +239,8 @@ func TestEvaluateGroupBy(t *testing.T) {
 			row(vn("-Inf"), vn("1")), row(vn("-3"), vn("1")), row(vn("2.5"), vn("1")),
 			row(vn("18446744073709551615"), vn("1")), row(vn("1e+300"), vn("1")), row(vn("+Inf"), vn("1")), row(vn("NaN"), vn("1")),
 			row(vs(""), vn("1")), row(vs("B"), vn("1")), row(vs("a"), vn("1")), row(vs("b"), vn("1")),
-			row(varr(), vn("1")), row(varr(vn("0"), vn("5")), vn("1")), row(varr(vn("1")), vn("1")), row(varr(vn("1"), vn("2")), vn("1")),
-			row(vobj(), vn("1")), row(vobj("a", vn("1")), vn("1")), row(vobj("a", vn("2")), vn("1")), row(vobj("b", vn("1")), vn("1"))),
+			row(varr(`[]`), vn("1")), row(varr(`[0,5]`), vn("1")), row(varr(`[1]`), vn("1")), row(varr(`[1,2]`), vn("1")),
+			row(vobj(`{}`), vn("1")), row(vobj(`{"a":1}`), vn("1")), row(vobj(`{"a":2}`), vn("1")), row(vobj(`{"b":1}`), vn("1"))),
 	}, {
 		name: "several groupBy columns, ordered column by column; limit on groups",
 		sc: statusCollector("c", withGroupBy("region", "inventory.labels['region']"), withGroupBy("phase", "returned.status.phase"),
@@ -259,7 +259,7 @@ func TestEvaluateGroupBy(t *testing.T) {
 		name: "a groupBy error drops the row with a row error; no kept rows means no groups",
 		sc:   statusCollector("c", withGroupBy("k", "returned.status.k"), withCount("n")),
 		wecs: []WEC{wec("a"), wec("b", withStatus(statusJSON(t, `{"k": [1]}`))), wec("c", withStatus(map[string]any{"k": []any{math.NaN()}}))},
-		want: withErrors(result("c", []string{"k", "n"}, row(varr(vn("1")), vn("1"))),
+		want: withErrors(result("c", []string{"k", "n"}, row(varr(`[1]`), vn("1"))),
 			rowErr("a", "k", "no such key: k"),
 			rowErr("c", "k", "a NaN or infinite number inside a list or map cannot be written as JSON")),
 	}, {
@@ -313,16 +313,51 @@ func TestEvaluateAggregates(t *testing.T) {
 		sc:   all("c"),
 		wecs: ns(int64(1), true, "NaN", map[string]any{}, " 4", "100m", "0x10", "Inf", []any{}),
 		want: withAggErrors(result("c", cols, row(vn("9"), vn("1"), vn("1"), vn("1"), vn("1"))),
-			controlv1alpha1.AggregationError{Row: 0, ColumnName: "sum", Error: "bool value true is not a number", Count: 8},
-			controlv1alpha1.AggregationError{Row: 0, ColumnName: "avg", Error: "bool value true is not a number", Count: 8},
-			controlv1alpha1.AggregationError{Row: 0, ColumnName: "min", Error: "bool value true is not a number", Count: 8},
-			controlv1alpha1.AggregationError{Row: 0, ColumnName: "max", Error: "bool value true is not a number", Count: 8}),
+			controlv1alpha1.ErrorInColumn{Row: 0, ColumnName: "sum", Error: "bool value true is not a number", Count: 8},
+			controlv1alpha1.ErrorInColumn{Row: 0, ColumnName: "avg", Error: "bool value true is not a number", Count: 8},
+			controlv1alpha1.ErrorInColumn{Row: 0, ColumnName: "min", Error: "bool value true is not a number", Count: 8},
+			controlv1alpha1.ErrorInColumn{Row: 0, ColumnName: "max", Error: "bool value true is not a number", Count: 8}),
 	}, {
-		name: "a failing subject skips that column only and is a row error with the column's name",
+		name: "a failing subject is a row error with the column's name and leaves the row out of every column, COUNT too",
 		sc:   statusCollector("c", withCount("count"), withAgg("sum", sum, "returned.status.n"), withAgg("names", max_, "inventory.name.size()")),
 		wecs: []WEC{wec("a", withStatus(statusJSON(t, `{"n": 2}`))), wec("bb")},
-		want: withErrors(result("c", []string{"count", "sum", "names"}, row(vn("2"), vn("2"), vn("2"))),
+		want: withErrors(result("c", []string{"count", "sum", "names"}, row(vn("1"), vn("2"), vn("1"))),
 			rowErr("bb", "sum", "no such key: n")),
+	}, {
+		// issue 12's table: KubeStellar v0.30.0 gives count 1, sum 2.
+		name: "COUNT and SUM over a field missing in 2 of 3 WECs: the failing rows are omitted",
+		sc:   statusCollector("c", withCount("count"), withAgg("sum", sum, "returned.status.n")),
+		wecs: []WEC{wec("a", withStatus(statusJSON(t, `{"n": 2}`))), wec("b", withStatus(statusJSON(t, `{}`))), wec("c")},
+		want: withErrors(result("c", []string{"count", "sum"}, row(vn("1"), vn("2"))),
+			rowErr("b", "sum", "no such key: n"), rowErr("c", "sum", "no such key: n")),
+	}, {
+		name: "every subject failing: the identities, and the one row without groupBy",
+		sc:   statusCollector("c", withCount("count"), withAgg("avg", avg, "returned.status.n"), withAgg("min", min_, "returned.status.n")),
+		wecs: []WEC{wec("a"), wec("b")},
+		want: withErrors(result("c", []string{"count", "avg", "min"}, row(vn("0"), vn("NaN"), vn("+Inf"))),
+			rowErr("a", "avg", "no such key: n"), rowErr("a", "min", "no such key: n"),
+			rowErr("b", "avg", "no such key: n"), rowErr("b", "min", "no such key: n")),
+	}, {
+		name: "COUNT alone has no expression to fail: every row counts, reported or not",
+		sc:   statusCollector("c", withCount("count")),
+		wecs: []WEC{wec("a", withStatus(statusJSON(t, `{"n": 2}`))), wec("b")},
+		want: result("c", []string{"count"}, row(vn("2"))),
+	}, {
+		name: "with groupBy, a row whose subject fails is in no group: a group of only such rows disappears",
+		sc:   statusCollector("c", withGroupBy("g", "returned.status.g"), withCount("count"), withAgg("sum", sum, "returned.status.n")),
+		wecs: []WEC{
+			wec("a", withStatus(statusJSON(t, `{"g": "x", "n": 1}`))),
+			wec("b", withStatus(statusJSON(t, `{"g": "x"}`))),
+			wec("c", withStatus(statusJSON(t, `{"g": "y"}`))),
+		},
+		want: withErrors(result("c", []string{"g", "count", "sum"}, row(vs("x"), vn("1"), vn("1"))),
+			rowErr("b", "sum", "no such key: n"), rowErr("c", "sum", "no such key: n")),
+	}, {
+		name: "a value that is not a number is an aggregation error, not a row error: the row counts",
+		sc:   statusCollector("c", withCount("count"), withAgg("sum", sum, "returned.status.n")),
+		wecs: []WEC{wec("a", withStatus(statusJSON(t, `{"n": 2}`))), wec("b", withStatus(statusJSON(t, `{"n": "two"}`)))},
+		want: withAggErrors(result("c", []string{"count", "sum"}, row(vn("2"), vn("2"))),
+			controlv1alpha1.ErrorInColumn{ColumnName: "sum", Error: `string value "two" is not a number`, Row: 0, Count: 1}),
 	}, {
 		name: "exact big-integer sums",
 		sc:   statusCollector("c", withAgg("sum", sum, "returned.status.n"), withAgg("max", max_, "returned.status.n")),
@@ -366,8 +401,8 @@ func TestEvaluateAggregates(t *testing.T) {
 			wec("e", withStatus(statusJSON(t, `{"g": "y", "n": false}`))),
 		},
 		want: withAggErrors(result("c", []string{"g", "sum", "avg"}, row(vs("x"), vn("3.5"), vn("1.75")), row(vs("y"), vn("4"), vn("4"))),
-			controlv1alpha1.AggregationError{Row: 1, ColumnName: "sum", Error: `string value "no" is not a number`, Count: 2},
-			controlv1alpha1.AggregationError{Row: 1, ColumnName: "avg", Error: `string value "no" is not a number`, Count: 2}),
+			controlv1alpha1.ErrorInColumn{Row: 1, ColumnName: "sum", Error: `string value "no" is not a number`, Count: 2},
+			controlv1alpha1.ErrorInColumn{Row: 1, ColumnName: "avg", Error: `string value "no" is not a number`, Count: 2}),
 	}})
 }
 
@@ -395,9 +430,9 @@ func TestEvaluateValues(t *testing.T) {
 		{expr: "-double('Infinity')", want: vn("-Inf")},
 		{expr: "true", want: vb(true)},
 		{expr: "null", want: vnull()},
-		{expr: "[dyn(1), dyn('a'), dyn([null])]", want: varr(vn("1"), vs("a"), varr(vnull()))},
-		{expr: "[]", want: varr()},
-		{expr: "{'b': dyn(1), 'a': dyn({'c': false})}", want: vobj("a", vobj("c", vb(false)), "b", vn("1"))},
+		{expr: "[dyn(1), dyn('a'), dyn([null])]", want: varr(`[1,"a",[null]]`)},
+		{expr: "[]", want: varr(`[]`)},
+		{expr: "{'b': dyn(1), 'a': dyn({'c': false})}", want: vobj(`{"a":{"c":false},"b":1}`)},
 		{expr: "timestamp('2024-01-02T03:04:05.5+01:00')", want: vs("2024-01-02T02:04:05.5Z")},
 		{expr: "duration('90m')", want: vs("1h30m0s")},
 		{expr: "optional.of(3)", want: vn("3")},
@@ -406,7 +441,12 @@ func TestEvaluateValues(t *testing.T) {
 		{expr: "quantity('100m')", want: vs("100m")},
 		{expr: "url('https://example.com/a?b=c')", want: vs("https://example.com/a?b=c")},
 		{expr: "type(1)", want: vs("int")},
-		{expr: "[dyn(timestamp('2024-01-02T03:04:05Z')), dyn(duration('1s')), dyn(b'\\x00')]", want: varr(vs("2024-01-02T03:04:05Z"), vs("1s"), vs("AA=="))},
+		{expr: "[dyn(timestamp('2024-01-02T03:04:05Z')), dyn(duration('1s')), dyn(b'\\x00')]", want: varr(`["2024-01-02T03:04:05Z","1s","AA=="]`)},
+		// Inside a list or map, numbers are plain JSON numbers written as the float field's text.
+		{expr: "[0.5, 2.0, 1e21, 0.0000001, -0.0, 1e20]", want: varr(`[0.5,2,1e+21,1e-7,0,100000000000000000000]`)},
+		{expr: "{'i': dyn(-9223372036854775808), 'u': dyn(18446744073709551615u)}", want: vobj(`{"i":-9223372036854775808,"u":18446744073709551615}`)},
+		// Strings are escaped as encoding/json (and so the apiserver) writes them.
+		{expr: "['<a&b>', '\"q\"', 'é\\n']", want: varr(`["\u003ca\u0026b\u003e","\"q\"","é\n"]`)},
 		{expr: "[1.0, double('NaN')]", wantErr: "a NaN or infinite number inside a list or map cannot be written as JSON"},
 		{expr: "{'a': double('Infinity')}", wantErr: "a NaN or infinite number inside a list or map cannot be written as JSON"},
 		{expr: "{1: 'a'}", wantErr: "a map key of type int cannot be a JSON object key"},

@@ -1,13 +1,14 @@
 package collector
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
@@ -37,6 +38,17 @@ func FuzzValueConversion(f *testing.F) {
 			}
 			if _, err := json.Marshal(PlainValue(val)); err != nil {
 				t.Fatalf("plain value of %q does not marshal: %v", data, err)
+			}
+			// An Object or Array cell is plain JSON that a Kubernetes client (integers as int64,
+			// other numbers as float64) reads back as the same value.
+			if cell := cmp.Or(val.Object, val.Array); cell != nil {
+				var raw any
+				if err := utiljson.Unmarshal(cell.Raw, &raw); err != nil {
+					t.Fatalf("cell of %q is not JSON: %s: %v", data, cell.Raw, err)
+				}
+				if back, err := fromNative(raw, false); err != nil || compareValues(&jv, &back) != 0 {
+					t.Fatalf("value of %q reads back from its cell %s as a different value (%v)", data, cell.Raw, err)
+				}
 			}
 			if compareValues(&jv, &jv) != 0 {
 				t.Fatalf("value of %q is not equal to itself", data)
@@ -118,7 +130,7 @@ func FuzzEvaluate(f *testing.F) {
 		for i := len(wecs) - 1; i >= 0; i-- {
 			tbl.UpsertWEC(wecs[i])
 		}
-		if d := cmp.Diff(want, tbl.Results(), resultOpts); d != "" {
+		if d := gocmp.Diff(want, tbl.Results(), resultOpts); d != "" {
 			t.Fatalf("table differs from one-shot (-want +got):\n%s", d)
 		}
 	})

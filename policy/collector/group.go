@@ -17,7 +17,6 @@ const (
 	subjectNull   subjectState = iota // null (or no subject, for COUNT): skipped, as SQL skips NULL
 	subjectNumber                     // a number, used
 	subjectBad                        // a value that is not a number: skipped, in aggregationErrors
-	subjectError                      // evaluation failed: skipped, a row error
 )
 
 type subject struct {

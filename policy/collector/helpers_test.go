@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -80,28 +81,22 @@ func vb(b bool) controlv1alpha1.Value {
 
 func vnull() controlv1alpha1.Value { return controlv1alpha1.Value{Type: controlv1alpha1.TypeNull} }
 
-func varr(vs ...controlv1alpha1.Value) controlv1alpha1.Value {
-	if vs == nil {
-		vs = []controlv1alpha1.Value{}
-	}
-	return controlv1alpha1.Value{Type: controlv1alpha1.TypeArray, Array: vs}
+// varr and vobj build an Array and an Object from their JSON text as the engine writes it
+// (SPEC §2: plain JSON): compact, object keys sorted.
+func varr(raw string) controlv1alpha1.Value {
+	return controlv1alpha1.Value{Type: controlv1alpha1.TypeArray, Array: &apiextensionsv1.JSON{Raw: []byte(raw)}}
 }
 
-// vobj builds an Object from alternating keys and values.
-func vobj(kv ...any) controlv1alpha1.Value {
-	m := map[string]controlv1alpha1.Value{}
-	for i := 0; i < len(kv); i += 2 {
-		m[kv[i].(string)] = kv[i+1].(controlv1alpha1.Value)
-	}
-	return controlv1alpha1.Value{Type: controlv1alpha1.TypeObject, Object: m}
+func vobj(raw string) controlv1alpha1.Value {
+	return controlv1alpha1.Value{Type: controlv1alpha1.TypeObject, Object: &apiextensionsv1.JSON{Raw: []byte(raw)}}
 }
 
 func row(cols ...controlv1alpha1.Value) controlv1alpha1.StatusCombinationRow {
 	return controlv1alpha1.StatusCombinationRow{Columns: cols}
 }
 
-func rowErr(wec, column, msg string) controlv1alpha1.RowError {
-	return controlv1alpha1.RowError{WEC: wec, ColumnName: column, Error: msg}
+func rowErr(wec, column, msg string) controlv1alpha1.RowEvaluationError {
+	return controlv1alpha1.RowEvaluationError{WEC: controlv1alpha1.Destination{ClusterId: wec}, ColumnName: column, Error: msg}
 }
 
 // Builders for WECs.

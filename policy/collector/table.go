@@ -221,12 +221,14 @@ type rowError struct {
 	err    string
 }
 
-func errorsOf(name string, errs []rowError, out []controlv1alpha1.RowError) []controlv1alpha1.RowError {
+func errorsOf(name string, errs []rowError, out []controlv1alpha1.RowEvaluationError) []controlv1alpha1.RowEvaluationError {
 	for _, e := range errs {
 		if len(out) == MaxRowErrors {
 			break
 		}
-		out = append(out, controlv1alpha1.RowError{WEC: name, ColumnName: e.column, Error: e.err})
+		out = append(out, controlv1alpha1.RowEvaluationError{
+			WEC: controlv1alpha1.Destination{ClusterId: name}, ColumnName: e.column, Error: e.err,
+		})
 	}
 	return out
 }
@@ -402,17 +404,24 @@ func (cs *colState) evalRowExprs(t *Table, i int) {
 		return
 	}
 	r.subjects = take(&cs.subjArena, len(c.aggregates))
+	subjectsOK := true
 	for k, ag := range c.aggregates {
 		if ag.prg == nil {
 			continue
 		}
 		out, err := ag.prg.eval(a, &cs.budget)
 		if err != nil {
-			r.subjects[k] = subject{state: subjectError}
 			r.errs = append(r.errs, rowError{ag.name, err.Error()})
+			subjectsOK = false
 			continue
 		}
 		r.subjects[k] = classifyAny(out)
+	}
+	if !subjectsOK {
+		// A row with an evaluation error is left out of the aggregation input as a whole (SPEC §3):
+		// COUNT does not count it either.
+		r.key, r.subjects = nil, nil
+		return
 	}
 	cs.keyBuf = cs.keyBuf[:0]
 	for k := range r.key {
@@ -472,25 +481,25 @@ func (cs *colState) compute(t *Table) controlv1alpha1.NamedStatusCombination {
 		for i := range cs.rows {
 			r := &cs.rows[i]
 			full := int64(len(res.Rows)) >= cs.col.limit
-			if full && (seen == cs.errRows || len(res.Errors) == MaxRowErrors) {
+			if full && (seen == cs.errRows || len(res.RowErrors) == MaxRowErrors) {
 				break
 			}
 			if r.kept && !full {
 				cs.evalCells(t, i)
 				res.Rows = append(res.Rows, controlv1alpha1.StatusCombinationRow{Columns: r.cells})
-				res.Errors = errorsOf(t.dests[i], r.cellErrs, res.Errors)
+				res.RowErrors = errorsOf(t.dests[i], r.cellErrs, res.RowErrors)
 			}
 			if len(r.errs) > 0 {
 				seen++
-				res.Errors = errorsOf(t.dests[i], r.errs, res.Errors)
+				res.RowErrors = errorsOf(t.dests[i], r.errs, res.RowErrors)
 			}
 		}
 		return res
 	}
-	for i, seen := 0, 0; i < len(cs.rows) && seen < cs.errRows && len(res.Errors) < MaxRowErrors; i++ {
+	for i, seen := 0, 0; i < len(cs.rows) && seen < cs.errRows && len(res.RowErrors) < MaxRowErrors; i++ {
 		if r := &cs.rows[i]; len(r.errs) > 0 {
 			seen++
-			res.Errors = errorsOf(t.dests[i], r.errs, res.Errors)
+			res.RowErrors = errorsOf(t.dests[i], r.errs, res.RowErrors)
 		}
 	}
 	groups := make([]*group, 0, len(cs.groups))
@@ -512,8 +521,8 @@ func (cs *colState) compute(t *Table) controlv1alpha1.NamedStatusCombination {
 		for k, ag := range cs.col.aggregates {
 			row.Columns = append(row.Columns, g.value(cs, k, ag.typ))
 			if n := g.aggs[k].bad; n > 0 {
-				res.AggregationErrors = append(res.AggregationErrors, controlv1alpha1.AggregationError{
-					Row: int32(gi), ColumnName: ag.name, Error: g.firstBad(cs, k), Count: int32(n),
+				res.AggregationErrors = append(res.AggregationErrors, controlv1alpha1.ErrorInColumn{
+					ColumnName: ag.name, Error: g.firstBad(cs, k), Row: int32(gi), Count: int32(n),
 				})
 			}
 		}

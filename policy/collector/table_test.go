@@ -23,6 +23,13 @@ func incrementalCollectors(t *testing.T) []*Collector {
 			withAgg("min", min_, "returned.status.n"), withAgg("max", max_, "returned.status.n"), withLimit(4))),
 		mustCompile(t, c, statusCollector("total", withFilter("returned.status.n != obj.spec.replicas"),
 			withCount("count"), withAgg("sum", sum, "returned.status.n"), withAgg("max", max_, "returned.status.n"))),
+		// Without a filter, rows whose subject fails (no n, or nothing reported) are left out of
+		// the aggregation input, COUNT included; COUNT alone always counts every row.
+		mustCompile(t, c, statusCollector("omitted", withCount("count"), withAgg("sum", sum, "returned.status.n"),
+			withAgg("min", min_, "returned.status.n"))),
+		mustCompile(t, c, statusCollector("omitted-grouped", withGroupBy("ready", "returned.status.ready"),
+			withCount("count"), withAgg("avg", avg, "returned.status.n"))),
+		mustCompile(t, c, statusCollector("count-only", withCount("count"))),
 	}
 }
 
@@ -152,7 +159,7 @@ func TestTableUpsertOnlyChangesThatRow(t *testing.T) {
 	tbl.rows[0].returned = tbl.rows[1].inventory
 	tbl.UpsertWEC(WEC{Name: "b", Status: map[string]any{"g": "y"}})
 	want := []controlv1alpha1.StatusCombinationRow{row(vs("x"), vn("2")), row(vs("y"), vn("1"))}
-	if d := cmp.Diff(want, tbl.Results()[0].Rows); d != "" || len(tbl.Results()[0].Errors) > 0 {
-		t.Fatalf("(-want +got):\n%s\nerrors: %v", d, tbl.Results()[0].Errors)
+	if d := cmp.Diff(want, tbl.Results()[0].Rows); d != "" || len(tbl.Results()[0].RowErrors) > 0 {
+		t.Fatalf("(-want +got):\n%s\nerrors: %v", d, tbl.Results()[0].RowErrors)
 	}
 }

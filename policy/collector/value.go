@@ -1,12 +1,15 @@
 package collector
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +18,8 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
@@ -162,6 +167,14 @@ func fromNative(v any, nested bool) (jvalue, error) {
 		return jvalue{kind: jNumber, n: number{kind: nInt, i: int64(x)}}, nil
 	case uint64:
 		return jvalue{kind: jNumber, n: number{kind: nUint, u: x}}, nil
+	case json.Number:
+		if n, ok := parseNumericString(string(x)); ok {
+			if n.kind == nFloat {
+				return doubleValue(n.f, nested)
+			}
+			return jvalue{kind: jNumber, n: n}, nil
+		}
+		return jvalue{}, fmt.Errorf("%q is not a JSON number", string(x))
 	case float64:
 		return doubleValue(x, nested)
 	case []any:
@@ -199,7 +212,8 @@ func doubleValue(f float64, nested bool) (jvalue, error) {
 	return jvalue{kind: jNumber, n: number{kind: nFloat, f: f}}, nil
 }
 
-// toValue converts to the CombinedStatus value union.
+// toValue converts to the CombinedStatus value union. A list or map is plain JSON (SPEC §2): its
+// numbers are JSON numbers, written as the top-level `float` text is.
 func (v *jvalue) toValue() controlv1alpha1.Value {
 	switch v.kind {
 	case jBool:
@@ -211,19 +225,51 @@ func (v *jvalue) toValue() controlv1alpha1.Value {
 		s := v.s
 		return controlv1alpha1.Value{Type: controlv1alpha1.TypeString, String: &s}
 	case jList:
-		out := controlv1alpha1.Value{Type: controlv1alpha1.TypeArray, Array: make([]controlv1alpha1.Value, len(v.list))}
-		for i := range v.list {
-			out.Array[i] = v.list[i].toValue()
-		}
-		return out
+		return controlv1alpha1.Value{Type: controlv1alpha1.TypeArray, Array: &apiextensionsv1.JSON{Raw: v.appendJSON(nil)}}
 	case jMap:
-		out := controlv1alpha1.Value{Type: controlv1alpha1.TypeObject, Object: make(map[string]controlv1alpha1.Value, len(v.keys))}
-		for i, k := range v.keys {
-			out.Object[k] = v.vals[i].toValue()
-		}
-		return out
+		return controlv1alpha1.Value{Type: controlv1alpha1.TypeObject, Object: &apiextensionsv1.JSON{Raw: v.appendJSON(nil)}}
 	}
 	return nullValue()
+}
+
+// appendJSON appends v as compact JSON, keys sorted, strings escaped as encoding/json escapes them
+// (as the apiserver writes them back). A list or map never holds a NaN or an infinity (fromCEL
+// and fromNative reject them), so every number is a valid JSON number.
+func (v *jvalue) appendJSON(buf []byte) []byte {
+	switch v.kind {
+	case jNull:
+		return append(buf, "null"...)
+	case jBool:
+		return strconv.AppendBool(buf, v.b)
+	case jNumber:
+		return append(buf, v.n.text()...)
+	case jString:
+		return appendJSONString(buf, v.s)
+	case jList:
+		buf = append(buf, '[')
+		for i := range v.list {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = v.list[i].appendJSON(buf)
+		}
+		return append(buf, ']')
+	}
+	buf = append(buf, '{')
+	for i, k := range v.keys {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendJSONString(buf, k)
+		buf = append(buf, ':')
+		buf = v.vals[i].appendJSON(buf)
+	}
+	return append(buf, '}')
+}
+
+func appendJSONString(buf []byte, s string) []byte {
+	b, _ := json.Marshal(s) // a string always marshals
+	return append(buf, b...)
 }
 
 func nullValue() controlv1alpha1.Value { return controlv1alpha1.Value{Type: controlv1alpha1.TypeNull} }
@@ -492,7 +538,8 @@ func parseNumericString(s string) (number, bool) {
 
 // PlainValue turns a CombinedStatus value back into plain JSON data (nil, bool, string,
 // json.Number, []any, map[string]any), e.g. for printing. A Number keeps its exact text; NaN and
-// the infinities, which JSON cannot hold, become the strings "NaN", "+Inf" and "-Inf".
+// the infinities, which JSON cannot hold, become the strings "NaN", "+Inf" and "-Inf". An Object or
+// Array whose JSON does not decode is returned as its raw text.
 func PlainValue(v controlv1alpha1.Value) any {
 	switch v.Type {
 	case controlv1alpha1.TypeString:
@@ -512,17 +559,79 @@ func PlainValue(v controlv1alpha1.Value) any {
 			return *v.Bool
 		}
 	case controlv1alpha1.TypeArray:
-		out := make([]any, len(v.Array))
-		for i, e := range v.Array {
-			out[i] = PlainValue(e)
-		}
-		return out
+		return plainJSON(v.Array)
 	case controlv1alpha1.TypeObject:
-		out := make(map[string]any, len(v.Object))
-		for k, e := range v.Object {
-			out[k] = PlainValue(e)
-		}
-		return out
+		return plainJSON(v.Object)
 	}
 	return nil
+}
+
+func plainJSON(j *apiextensionsv1.JSON) any {
+	if j == nil || len(j.Raw) == 0 {
+		return nil
+	}
+	var out any
+	dec := json.NewDecoder(bytes.NewReader(j.Raw))
+	dec.UseNumber()
+	if err := dec.Decode(&out); err != nil {
+		return string(j.Raw)
+	}
+	return out
+}
+
+// ValuesEqual says whether two CombinedStatus values are equal as JSON values (2 and 2.0 are
+// equal; an Object's key order does not matter). A controller compares what it would write with
+// what the apiserver holds, which the apiserver has decoded and re-encoded as Kubernetes does
+// (integers as int64, other numbers as float64): Object and Array cells are compared after the same
+// decoding, so an integer beyond int64 inside them equals the double the apiserver keeps of it.
+func ValuesEqual(a, b controlv1alpha1.Value) bool {
+	if a.Type != b.Type {
+		return false
+	}
+	switch a.Type {
+	case controlv1alpha1.TypeArray:
+		return jsonCellsEqual(a.Array, b.Array)
+	case controlv1alpha1.TypeObject:
+		return jsonCellsEqual(a.Object, b.Object)
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func jsonCellsEqual(a, b *apiextensionsv1.JSON) bool {
+	if a == nil || b == nil || bytes.Equal(a.Raw, b.Raw) {
+		return (a == nil) == (b == nil)
+	}
+	var pa, pb any
+	if utiljson.Unmarshal(a.Raw, &pa) != nil || utiljson.Unmarshal(b.Raw, &pb) != nil {
+		return false
+	}
+	ja, erra := fromNative(pa, false)
+	jb, errb := fromNative(pb, false)
+	if erra != nil || errb != nil {
+		return false
+	}
+	return string(appendKey(nil, &ja)) == string(appendKey(nil, &jb))
+}
+
+// ResultsEqual says whether two lists of results say the same: the same names, columns, row
+// errors and aggregation errors, and cells equal as JSON values (ValuesEqual). A result in an
+// earlier wire form (e.g. Objects of nested typed values) is never equal to the current one.
+func ResultsEqual(a, b []controlv1alpha1.NamedStatusCombination) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		ra, rb := &a[i], &b[i]
+		if ra.Name != rb.Name || !slices.Equal(ra.ColumnNames, rb.ColumnNames) ||
+			!slices.Equal(ra.RowErrors, rb.RowErrors) || !slices.Equal(ra.AggregationErrors, rb.AggregationErrors) ||
+			len(ra.Rows) != len(rb.Rows) {
+			return false
+		}
+		for j := range ra.Rows {
+			if !slices.EqualFunc(ra.Rows[j].Columns, rb.Rows[j].Columns, ValuesEqual) {
+				return false
+			}
+		}
+	}
+	return true
 }

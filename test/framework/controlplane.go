@@ -45,6 +45,7 @@ type options struct {
 	webhooks  *envtest.WebhookInstallOptions
 	extraCRDs []string
 	apiFlags  map[string]string
+	noCRDs    bool
 }
 
 // Option configures RunControlPlane.
@@ -59,6 +60,12 @@ func WithWebhooks(opts envtest.WebhookInstallOptions) Option {
 // WithExtraCRDs installs CRDs from more files or folders.
 func WithExtraCRDs(paths ...string) Option {
 	return func(o *options) { o.extraCRDs = append(o.extraCRDs, paths...) }
+}
+
+// WithoutCRDs starts the control plane without statusfold's CRDs (e.g. for a Helm install that
+// brings them). The client's RESTMapper is dynamic, so it finds them once installed.
+func WithoutCRDs() Option {
+	return func(o *options) { o.noCRDs = true }
 }
 
 // WithAPIServerFlag sets one kube-apiserver flag.
@@ -116,9 +123,13 @@ func RunControlPlane(t testing.TB, opts ...Option) *ControlPlane {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	crds := append(CRDPaths(), o.extraCRDs...)
+	if o.noCRDs {
+		crds = o.extraCRDs
+	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: AssetsDir(),
-		CRDDirectoryPaths:     append(CRDPaths(), o.extraCRDs...),
+		CRDDirectoryPaths:     crds,
 		ErrorIfCRDPathMissing: true,
 		Scheme:                sfscheme.New(),
 	}

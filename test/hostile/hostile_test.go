@@ -283,8 +283,8 @@ func checkResults(t *testing.T, res []controlv1alpha1.NamedStatusCombination, co
 				t.Errorf("%s: row %d has %d cells for %d columns", r.Name, j, len(row.Columns), len(r.ColumnNames))
 			}
 		}
-		if len(r.Errors) > collector.MaxRowErrors {
-			t.Errorf("%s: %d row errors, at most %d", r.Name, len(r.Errors), collector.MaxRowErrors)
+		if len(r.RowErrors) > collector.MaxRowErrors {
+			t.Errorf("%s: %d row errors, at most %d", r.Name, len(r.RowErrors), collector.MaxRowErrors)
 		}
 		// What goes into a CombinedStatus must encode as JSON.
 		if _, err := json.Marshal(r); err != nil {
@@ -298,10 +298,10 @@ func checkResults(t *testing.T, res []controlv1alpha1.NamedStatusCombination, co
 	}
 	for _, w := range want.RowErrors {
 		r := byName[w.Collector]
-		if !slices.ContainsFunc(r.Errors, func(e controlv1alpha1.RowError) bool {
-			return e.WEC == w.WEC && e.ColumnName == w.Column && strings.Contains(e.Error, w.Contains)
+		if !slices.ContainsFunc(r.RowErrors, func(e controlv1alpha1.RowEvaluationError) bool {
+			return e.WEC.ClusterId == w.WEC && e.ColumnName == w.Column && strings.Contains(e.Error, w.Contains)
 		}) {
-			t.Errorf("%s: want a row error for wec %q column %q containing %q; got %+v", w.Collector, w.WEC, w.Column, w.Contains, r.Errors)
+			t.Errorf("%s: want a row error for wec %q column %q containing %q; got %+v", w.Collector, w.WEC, w.Column, w.Contains, r.RowErrors)
 		}
 	}
 	for _, w := range want.Cells {
@@ -315,7 +315,7 @@ func checkResults(t *testing.T, res []controlv1alpha1.NamedStatusCombination, co
 		if err := into(w.Value, &wantV); err != nil {
 			t.Fatalf("expected value: %v", err)
 		}
-		if got := r.Rows[w.Row].Columns[col]; !reflect.DeepEqual(got, wantV) {
+		if got := r.Rows[w.Row].Columns[col]; !collector.ValuesEqual(got, wantV) {
 			gb, _ := json.Marshal(got)
 			wb, _ := json.Marshal(wantV)
 			t.Errorf("%s: row %d column %q = %s, want %s", w.Collector, w.Row, w.Column, gb, wb)

@@ -171,6 +171,24 @@ results:
   columnNames: [x]
   rows: [{columns: [{type: Integer, float: "1"}]}]
 `, []string{`results[0].rows[0].columns[0].type`, `Unsupported value: "Integer"`}},
+		{"row errors in the earlier form", `
+apiVersion: control.kubestellar.io/v1alpha1
+kind: CombinedStatus
+metadata: {name: old-errors, namespace: default}
+results:
+- name: c
+  columnNames: [x]
+  errors: [{wec: cluster1, columnName: x, error: e}]
+`, []string{`unknown field "results[0].errors"`}},
+		{"a row error's WEC is a destination", `
+apiVersion: control.kubestellar.io/v1alpha1
+kind: CombinedStatus
+metadata: {name: old-wec, namespace: default}
+results:
+- name: c
+  columnNames: [x]
+  rowErrors: [{wec: cluster1, columnName: x, error: e}]
+`, []string{`results[0].rowErrors[0].wec`, `must be of type object`}},
 		{"bad condition status", `
 apiVersion: control.kubestellar.io/v1alpha1
 kind: WorkStatus

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Environment variables that turn a test binary into the manager under test (see
@@ -76,23 +78,27 @@ func StartManager(ctx context.Context, o ManagerOptions) (*ManagerProcess, error
 	m := &ManagerProcess{Cmd: cmd, PprofAddr: pprofAddr, MetricsAddr: metricsAddr, Started: started, done: make(chan error, 1)}
 	go func() { m.done <- cmd.Wait() }()
 	// Wait until its pprof endpoint answers.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		resp, err := http.Get("http://" + pprofAddr + "/debug/pprof/")
 		if err == nil {
 			resp.Body.Close()
-			return m, nil
+			return true, nil
 		}
 		select {
 		case err := <-m.done:
-			return nil, fmt.Errorf("manager exited: %v", err)
+			return false, fmt.Errorf("manager exited: %v", err)
 		default:
+			return false, nil
 		}
-		if time.Now().After(deadline) {
-			m.Stop()
-			return nil, errors.New("manager did not start serving pprof within 30s")
-		}
-		time.Sleep(100 * time.Millisecond)
+	})
+	switch {
+	case err == nil:
+		return m, nil
+	case wait.Interrupted(err):
+		m.Stop()
+		return nil, errors.New("manager did not start serving pprof within 30s")
+	default:
+		return nil, err
 	}
 }
 

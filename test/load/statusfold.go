@@ -13,6 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -119,18 +120,13 @@ func (t *tracker) caughtUp(objects []int, want func(int) int64) bool {
 
 // settle waits until nothing is outstanding or the timeout passes.
 func (t *tracker) settle(ctx context.Context, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for t.outstanding() > 0 {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d writes not reflected after %s", t.outstanding(), timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		return t.outstanding() == 0, nil
+	})
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("%d writes not reflected after %s", t.outstanding(), timeout)
 	}
-	return nil
+	return err
 }
 
 // objectIndex parses "app-0042".

@@ -307,18 +307,3 @@ func deref(s *string) string {
 func kindString(gvk schema.GroupVersionKind) string {
 	return gvk.GroupVersion().String() + " " + gvk.Kind
 }
-
-// InvalidMessage renders field errors as kubectl prints the Invalid error a webhook returns:
-// `The KIND "NAME" is invalid: FIELD: PROBLEM`, or one "* FIELD: PROBLEM" line per error when
-// there are several. `statusfold validate` prints it, so offline and online messages match.
-func InvalidMessage(kind, name string, errs field.ErrorList) string {
-	if len(errs) == 1 {
-		return fmt.Sprintf("The %s %q is invalid: %s", kind, name, errs[0].Error())
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "The %s %q is invalid: ", kind, name)
-	for _, e := range errs {
-		b.WriteString("\n* " + e.Error())
-	}
-	return b.String()
-}

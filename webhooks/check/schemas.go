@@ -26,6 +26,12 @@ import (
 // at most once per Recheck. So a schema — and the typed CEL environment built from it — is reused
 // while unchanged, and a CRD installed or changed a moment ago is seen after at most Recheck. It
 // is safe for concurrent use.
+//
+// client-go's cached OpenAPI client (k8s.io/client-go/openapi/cached) does not fit here: it
+// reads the list of documents once for its lifetime (a CRD installed later is never seen), keeps
+// the first error for good (one failed request would disable typed checks until a restart),
+// and caches raw bytes, where this keeps the parsed, reference-resolved schemas per document
+// hash.
 type DiscoverySchemas struct {
 	client  openapi.Client
 	recheck time.Duration

@@ -38,12 +38,6 @@ type BindingPolicySpec struct {
 	// lists are unioned.
 	// +optional
 	Downsync []DownsyncPolicyClause `json:"downsync,omitempty"`
-
-	// `wantSingletonReportedState` is the policy-wide form of the clause field of the same name,
-	// kept for compatibility with KubeStellar releases before 0.26: when true it applies to every
-	// clause of this policy.
-	// +optional
-	WantSingletonReportedState bool `json:"wantSingletonReportedState,omitempty"`
 }
 
 // DownsyncPolicyClause identifies some objects (by a predicate) and modulates how they are
@@ -145,12 +139,9 @@ const (
 type BindingPolicyCondition struct {
 	// `type` of the condition.
 	Type ConditionType `json:"type"`
-	// `status` of the condition: True, False or Unknown.
-	// +kubebuilder:validation:Enum=True;False;Unknown
+	// `status` of the condition: True, False or Unknown. (No enum in the schema: KubeStellar's
+	// schema has none, and its controllers write these conditions too.)
 	Status corev1.ConditionStatus `json:"status"`
-	// `lastUpdateTime` is when the condition was last written.
-	// +optional
-	LastUpdateTime metav1.Time `json:"lastUpdateTime,omitempty"`
 	// `lastTransitionTime` is when the status last changed.
 	// +optional
 	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`

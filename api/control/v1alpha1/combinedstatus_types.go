@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -51,16 +52,16 @@ type NamedStatusCombination struct {
 	// +optional
 	Rows []StatusCombinationRow `json:"rows,omitempty"`
 
-	// `errors` lists per-WEC expression failures (at most 20, in WEC name order). A filter or
+	// `rowErrors` lists per-WEC expression failures (at most 20, in WEC name order). A filter or
 	// groupBy failure drops the WEC's row; a select failure makes the cell Null; a subject failure
-	// skips the WEC for that column only.
+	// leaves the WEC's row out of the aggregation input as a whole (COUNT does not count it either).
 	// +optional
-	Errors []RowError `json:"errors,omitempty"`
+	RowErrors []RowEvaluationError `json:"rowErrors,omitempty"`
 
 	// `aggregationErrors` lists subject values that SUM, AVG, MIN or MAX could not use (e.g. a
 	// boolean or a non-numeric string): at most one entry per column and output row.
 	// +optional
-	AggregationErrors []AggregationError `json:"aggregationErrors,omitempty"`
+	AggregationErrors []ErrorInColumn `json:"aggregationErrors,omitempty"`
 }
 
 // StatusCombinationRow is one row of a result table.
@@ -69,26 +70,31 @@ type StatusCombinationRow struct {
 	Columns []Value `json:"columns"`
 }
 
-// RowError records that an expression failed for one WEC.
-type RowError struct {
+// RowEvaluationError records that an expression failed for one WEC.
+type RowEvaluationError struct {
 	// `wec` is the WEC whose row the error is about.
-	WEC string `json:"wec"`
+	WEC Destination `json:"wec"`
 	// `columnName` is the column whose expression failed; empty for the filter.
-	// +optional
 	ColumnName string `json:"columnName"`
 	// `error` is the evaluation error.
 	Error string `json:"error"`
 }
 
-// AggregationError records subject values that an aggregation skipped.
-type AggregationError struct {
-	// `row` is the index of the output row (group) the error is about.
-	Row int32 `json:"row"`
+// FilterColumnName is the `columnName` of a row error in the filter expression.
+const FilterColumnName = ""
+
+// ErrorInColumn records subject values that an aggregation skipped. `columnName` and `error` are
+// KubeStellar's; `row` and `count` are statusfold's additions.
+type ErrorInColumn struct {
 	// `columnName` is the aggregated column.
 	ColumnName string `json:"columnName"`
 	// `error` describes the first skipped value.
 	Error string `json:"error"`
+	// `row` is the index of the output row (group) the error is about.
+	// +optional
+	Row int32 `json:"row"`
 	// `count` is how many values were skipped in that column and row.
+	// +optional
 	Count int32 `json:"count"`
 }
 
@@ -110,20 +116,13 @@ type Value struct {
 	// +optional
 	Bool *bool `json:"bool,omitempty"`
 
-	// `object` holds an Object value.
+	// `object` holds an Object value as plain JSON (numbers inside are plain JSON numbers).
 	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:validation:Type=object
-	Object map[string]Value `json:"object,omitempty"`
+	Object *apiextensionsv1.JSON `json:"object,omitempty"`
 
-	// `array` holds an Array value.
+	// `array` holds an Array value as plain JSON.
 	// +optional
-	// `make manifests` gives it `items: {type: object, x-kubernetes-preserve-unknown-fields: true}`
-	// (hack/crdfix), since a recursive type has no generated schema.
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:validation:Type=array
-	Array []Value `json:"array,omitempty"`
+	Array *apiextensionsv1.JSON `json:"array,omitempty"`
 }
 
 // ValueType is the type of a Value.

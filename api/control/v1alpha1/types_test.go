@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -112,22 +114,41 @@ spec:
 	}
 }
 
-// TestValueJSON pins the CombinedStatus value union's JSON field names (KubeStellar's).
+// TestValueJSON pins the CombinedStatus value union's JSON field names and shape (KubeStellar
+// v0.30.0's): an Object or Array holds plain JSON, and row errors name the WEC as a destination.
 func TestValueJSON(t *testing.T) {
 	n, s, b := "2", "x", true
-	v := controlv1alpha1.Value{Type: controlv1alpha1.TypeArray, Array: []controlv1alpha1.Value{
-		{Type: controlv1alpha1.TypeNumber, Number: &n},
-		{Type: controlv1alpha1.TypeString, String: &s},
-		{Type: controlv1alpha1.TypeBool, Bool: &b},
-		{Type: controlv1alpha1.TypeNull},
-		{Type: controlv1alpha1.TypeObject, Object: map[string]controlv1alpha1.Value{"k": {Type: controlv1alpha1.TypeNull}}},
-	}}
-	got, err := json.Marshal(v)
+	res := controlv1alpha1.NamedStatusCombination{
+		Name:        "c",
+		ColumnNames: []string{"n", "s", "b", "z", "o", "a"},
+		Rows: []controlv1alpha1.StatusCombinationRow{{Columns: []controlv1alpha1.Value{
+			{Type: controlv1alpha1.TypeNumber, Number: &n},
+			{Type: controlv1alpha1.TypeString, String: &s},
+			{Type: controlv1alpha1.TypeBool, Bool: &b},
+			{Type: controlv1alpha1.TypeNull},
+			{Type: controlv1alpha1.TypeObject, Object: &apiextensionsv1.JSON{Raw: []byte(`{"phase":"Running","replicas":3}`)}},
+			{Type: controlv1alpha1.TypeArray, Array: &apiextensionsv1.JSON{Raw: []byte(`[1,"a"]`)}},
+		}}},
+		RowErrors:         []controlv1alpha1.RowEvaluationError{{WEC: controlv1alpha1.Destination{ClusterId: "cluster1"}, ColumnName: "", Error: "e"}},
+		AggregationErrors: []controlv1alpha1.ErrorInColumn{{ColumnName: "n", Error: "e", Row: 1, Count: 2}},
+	}
+	got, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"type":"Array","array":[{"type":"Number","float":"2"},{"type":"String","string":"x"},{"type":"Bool","bool":true},{"type":"Null"},{"type":"Object","object":{"k":{"type":"Null"}}}]}`
+	want := `{"name":"c","columnNames":["n","s","b","z","o","a"],"rows":[{"columns":[` +
+		`{"type":"Number","float":"2"},{"type":"String","string":"x"},{"type":"Bool","bool":true},{"type":"Null"},` +
+		`{"type":"Object","object":{"phase":"Running","replicas":3}},{"type":"Array","array":[1,"a"]}]}],` +
+		`"rowErrors":[{"wec":{"clusterId":"cluster1"},"columnName":"","error":"e"}],` +
+		`"aggregationErrors":[{"columnName":"n","error":"e","row":1,"count":2}]}`
 	if string(got) != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	var back controlv1alpha1.NamedStatusCombination
+	if err := json.Unmarshal(got, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, res) {
+		t.Errorf("round trip: got %+v, want %+v", back, res)
 	}
 }

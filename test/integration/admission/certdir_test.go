@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -77,12 +78,10 @@ func TestBuiltinCertsThroughCertDir(t *testing.T) {
 	if err := rot.Rotate(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for e.servedSerial(t) == before {
-		if time.Now().After(deadline) {
-			t.Fatal("the webhook server did not pick up the rotated certificate from its CertDir")
-		}
-		time.Sleep(200 * time.Millisecond)
+	if wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return e.servedSerial(t) != before, nil
+	}) != nil {
+		t.Fatal("the webhook server did not pick up the rotated certificate from its CertDir")
 	}
 	time.Sleep(300 * time.Millisecond)
 	close(stop)

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -109,16 +110,12 @@ func (e *env) reinstall(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	if wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
 		bad := &controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "bad-probe"}, Spec: controlv1alpha1.StatusCollectorSpec{Limit: 5}}
-		if err := e.cp.Client.Create(context.Background(), bad, client.DryRunAll); err != nil && strings.Contains(err.Error(), "is invalid") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("webhooks not called after reinstalling their configurations")
-		}
-		time.Sleep(50 * time.Millisecond)
+		err := e.cp.Client.Create(ctx, bad, client.DryRunAll)
+		return err != nil && strings.Contains(err.Error(), "is invalid"), nil
+	}) != nil {
+		t.Fatal("webhooks not called after reinstalling their configurations")
 	}
 }
 
@@ -133,16 +130,12 @@ func (e *env) probe() error {
 // waitServing waits until the apiserver reaches the webhooks.
 func (e *env) waitServing(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := e.probe()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("webhook not reachable: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var err error
+	if wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		err = e.probe()
+		return err == nil, nil
+	}) != nil {
+		t.Fatalf("webhook not reachable: %v", err)
 	}
 }
 

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -74,6 +75,8 @@ type returned struct {
 	hasReady     bool
 	observedGen  int64
 	otherManager int64 // status.collisionCount, written by another field manager
+	// ksLabels are KubeStellar's status-return labels present on the object ("key=value").
+	ksLabels []string
 }
 
 func readReturned(c client.Client, d *appsv1.Deployment) (returned, error) {
@@ -86,13 +89,28 @@ func readReturned(c client.Client, d *appsv1.Deployment) (returned, error) {
 	r.ready, r.hasReady, _ = unstructured.NestedInt64(u.Object, "status", "readyReplicas")
 	r.observedGen, _, _ = unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 	r.otherManager, _, _ = unstructured.NestedInt64(u.Object, "status", "collisionCount")
+	for _, k := range []string{aggregator.LabelSingletonStatus, aggregator.LabelMultiWECStatus} {
+		if v, ok := u.GetLabels()[k]; ok {
+			r.ksLabels = append(r.ksLabels, k+"="+v)
+		}
+	}
 	return r, nil
 }
 
 // expectReturn waits until the object's label and readyReplicas are as wanted (wantReady < 0:
-// no readyReplicas; wantLabel "": no label).
+// no readyReplicas; wantLabel "": no label), and KubeStellar's status-return label says what was
+// returned (SPEC §2): singletonstatus for a copy (one qualified WEC), multiwecstatus for an
+// aggregate (several), none when nothing of ours is in .status.
 func expectReturn(t *testing.T, c client.Client, d *appsv1.Deployment, wantLabel string, wantReady int64) returned {
 	t.Helper()
+	var wantKS []string
+	switch {
+	case wantReady < 0:
+	case wantLabel == "1":
+		wantKS = []string{aggregator.LabelSingletonStatus + "=true"}
+	default:
+		wantKS = []string{aggregator.LabelMultiWECStatus + "=true"}
+	}
 	var got returned
 	eventually(t, fmt.Sprintf("%s/%s label=%q ready=%d", d.Namespace, d.Name, wantLabel, wantReady), func() error {
 		var err error
@@ -104,6 +122,9 @@ func expectReturn(t *testing.T, c client.Client, d *appsv1.Deployment, wantLabel
 		}
 		if got.hasReady != (wantReady >= 0) || (wantReady >= 0 && got.ready != wantReady) {
 			return fmt.Errorf("readyReplicas %d (present %v)", got.ready, got.hasReady)
+		}
+		if !slices.Equal(got.ksLabels, wantKS) {
+			return fmt.Errorf("KubeStellar status-return labels %v, want %v", got.ksLabels, wantKS)
 		}
 		return nil
 	})
@@ -306,21 +327,14 @@ func resultNames(cs *controlv1alpha1.CombinedStatus) []string {
 	return out
 }
 
-// jsonCell is how cells renders an Object value: the Value's JSON.
+// jsonCell is how cells renders an Object value: its plain JSON (SPEC §2), compact with sorted keys.
 func jsonCell(t *testing.T, m map[string]any) string {
 	t.Helper()
-	v := controlv1alpha1.Value{Type: controlv1alpha1.TypeObject, Object: map[string]controlv1alpha1.Value{}}
-	for k, x := range m {
-		n := fmt.Sprint(x)
-		v.Object[k] = controlv1alpha1.Value{Type: controlv1alpha1.TypeNumber, Number: &n}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return cellsOf(t, v)
-}
-
-func cellsOf(t *testing.T, v controlv1alpha1.Value) string {
-	t.Helper()
-	r := &controlv1alpha1.NamedStatusCombination{Rows: []controlv1alpha1.StatusCombinationRow{{Columns: []controlv1alpha1.Value{v}}}}
-	return cells(r)[0][0]
+	return string(b)
 }
 
 // condition returns the StatusCollectorsAvailable condition of a policy and of its binding.

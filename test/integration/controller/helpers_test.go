@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -81,15 +82,13 @@ func startManager(t *testing.T, cp *framework.ControlPlane, opts aggregator.Opti
 // waitTimeout.
 func eventually(t *testing.T, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
 	var err error
-	for time.Now().Before(deadline) {
-		if err = check(); err == nil {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	if wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {
+		err = check()
+		return err == nil, nil
+	}) != nil {
+		t.Fatalf("%s: not reached within %s: %v", what, waitTimeout, err)
 	}
-	t.Fatalf("%s: not reached within %s: %v", what, waitTimeout, err)
 }
 
 // --- inventory and WECs ---
@@ -130,14 +129,20 @@ func ensureNamespace(t *testing.T, c client.Client, name string) {
 // status means the WEC has reported nothing.
 func report(t *testing.T, c client.Client, wec string, ref controlv1alpha1.SourceRef, status map[string]any, details controlv1alpha1.StatusDetails) {
 	t.Helper()
+	reportNamed(t, c, wdsName, wec, fmt.Sprintf("%s-%s-%s", ref.Resource, ref.Namespace, ref.Name), ref, status, details)
+}
+
+// reportNamed is report for the WDS named wds (the WorkStatus's originWdsName label), in a
+// WorkStatus of the given name.
+func reportNamed(t *testing.T, c client.Client, wds, wec, name string, ref controlv1alpha1.SourceRef, status map[string]any, details controlv1alpha1.StatusDetails) {
+	t.Helper()
 	ctx := context.Background()
-	name := fmt.Sprintf("%s-%s-%s", ref.Resource, ref.Namespace, ref.Name)
 	var ws controlv1alpha1.WorkStatus
 	err := c.Get(ctx, client.ObjectKey{Namespace: wec, Name: name}, &ws)
 	switch {
 	case apierrors.IsNotFound(err):
 		ws = controlv1alpha1.WorkStatus{
-			ObjectMeta:    metav1.ObjectMeta{Namespace: wec, Name: name, Labels: map[string]string{controlv1alpha1.LabelOriginWDSName: wdsName}},
+			ObjectMeta:    metav1.ObjectMeta{Namespace: wec, Name: name, Labels: map[string]string{controlv1alpha1.LabelOriginWDSName: wds}},
 			Spec:          controlv1alpha1.WorkStatusSpec{SourceRef: ref},
 			StatusDetails: details,
 		}
@@ -351,6 +356,10 @@ func cells(r *controlv1alpha1.NamedStatusCombination) [][]string {
 				cols = append(cols, fmt.Sprint(*v.Bool))
 			case v.Type == controlv1alpha1.TypeNull:
 				cols = append(cols, "null")
+			case v.Object != nil:
+				cols = append(cols, string(v.Object.Raw))
+			case v.Array != nil:
+				cols = append(cols, string(v.Array.Raw))
 			default:
 				b, _ := json.Marshal(v)
 				cols = append(cols, string(b))

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"testing"
 	"text/template"
 
 	"go.yaml.in/yaml/v3"
@@ -150,36 +149,36 @@ type templateData struct {
 // canary is the content of the canary file.
 const canary = "STATUSFOLD-CANARY-7f3a"
 
-// loadCorpus reads every case under testdata/.
-func loadCorpus(t *testing.T) []Case {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", "*.yaml"))
+// LoadCorpus reads every case of the *.yaml files in dir (this package's testdata), with
+// canaryFile as the file that no engine may read (see templateData).
+func LoadCorpus(dir, canaryFile string) ([]Case, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no corpus files: %v", err)
+		return nil, fmt.Errorf("no corpus files in %s: %v", dir, err)
 	}
-	data := templateData{CanaryFile: filepath.Join(t.TempDir(), "canary.json"), Canary: canary}
+	data := templateData{CanaryFile: canaryFile, Canary: canary}
 	if err := os.WriteFile(data.CanaryFile, []byte(`{"enum": ["`+canary+`"]}`), 0o600); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var cases []Case
 	names := map[string]string{}
 	for _, f := range files {
 		fc, err := loadFile(f, data)
 		if err != nil {
-			t.Fatalf("%s: %v", f, err)
+			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		for _, c := range fc {
 			if c.Name == "" || c.Kind == "" {
-				t.Fatalf("%s: a case without name or kind: %+v", f, c)
+				return nil, fmt.Errorf("%s: a case without name or kind: %+v", f, c)
 			}
 			if prev, dup := names[c.Name]; dup {
-				t.Fatalf("case %q in %s and %s", c.Name, prev, f)
+				return nil, fmt.Errorf("case %q in %s and %s", c.Name, prev, f)
 			}
 			names[c.Name] = f
 			cases = append(cases, c)
 		}
 	}
-	return cases
+	return cases, nil
 }
 
 func loadFile(path string, data templateData) ([]Case, error) {

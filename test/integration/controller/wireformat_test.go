@@ -1,0 +1,267 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/statusfold/statusfold/aggregator"
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/test/framework"
+)
+
+// TestOldFormCombinedStatusRewritten: CombinedStatuses that an earlier statusfold wrote — Object
+// cells of nested typed values, `errors[]{wec: NAME}`, COUNT counting rows whose subject failed —
+// are stored under the earlier CRD; after the upgrade (the current CRD, then the manager) each is
+// rewritten in KubeStellar's wire format on its first evaluation, with no manual step (SPEC §2).
+func TestOldFormCombinedStatusRewritten(t *testing.T) {
+	cp := framework.RunControlPlane(t)
+	c := cp.Client
+	for _, w := range []string{"wec1", "wec2"} {
+		addCluster(t, c, w, map[string]string{"name": w})
+	}
+	ns := "old-form"
+	d := deployment(t, c, ns, "web", 3, nil)
+	create(t, c,
+		&controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "full-status"}, Spec: controlv1alpha1.StatusCollectorSpec{
+			Select: []controlv1alpha1.NamedExpression{{Name: "wec", Def: "inventory.name"}, {Name: "status", Def: "returned.status"}}}},
+		&controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "count-sum"}, Spec: controlv1alpha1.StatusCollectorSpec{
+			CombinedFields: []controlv1alpha1.NamedAggregator{{Name: "count", Type: controlv1alpha1.AggregatorTypeCount},
+				{Name: "sum", Type: controlv1alpha1.AggregatorTypeSum, Subject: expr("returned.status.availableReplicas")}}}},
+		// Two pairs: one whose old form differs only in its Object cell, one only in its errors
+		// and its COUNT.
+		policy("values", []string{"wec1", "wec2"}, clause("apps", "deployments", ns, []string{"web"}, collectors("full-status"))),
+		policy("errors", []string{"wec1", "wec2"}, clause("apps", "deployments", ns, []string{"web"}, collectors("count-sum"))),
+	)
+	report(t, c, "wec1", deploymentRef(d), map[string]any{"availableReplicas": int64(3), "phase": "Running"}, applied(d.Generation))
+	// wec2 has reported nothing.
+
+	// A first run resolves the Bindings and writes both CombinedStatuses; then the manager stops,
+	// and the CombinedStatuses are put back as the earlier statusfold wrote them, under its CRD.
+	_, stop := startManager(t, cp, aggregator.Options{})
+	expectResult(t, c, d, "values", ns, "full-status", [][]string{{"wec1", `{"availableReplicas":3,"phase":"Running"}`}, {"wec2", "null"}})
+	expectResult(t, c, d, "errors", ns, "count-sum", [][]string{{"1", "3"}})
+	stop()
+
+	setCRDSchema(t, c, "testdata/combinedstatuses-before-kubestellar-wire-format.yaml")
+	oldValues := map[string]any{"name": "full-status", "columnNames": []any{"wec", "status"}, "rows": []any{
+		map[string]any{"columns": []any{
+			map[string]any{"type": "String", "string": "wec1"},
+			map[string]any{"type": "Object", "object": map[string]any{
+				"availableReplicas": map[string]any{"type": "Number", "float": "3"},
+				"phase":             map[string]any{"type": "String", "string": "Running"}}}}},
+		map[string]any{"columns": []any{map[string]any{"type": "String", "string": "wec2"}, map[string]any{"type": "Null"}}},
+	}}
+	oldErrors := map[string]any{"name": "count-sum", "columnNames": []any{"count", "sum"}, "rows": []any{
+		map[string]any{"columns": []any{map[string]any{"type": "Number", "float": "2"}, map[string]any{"type": "Number", "float": "3"}}},
+	}, "errors": []any{map[string]any{"wec": "wec2", "columnName": "sum", "error": "no such key: availableReplicas"}}}
+	valuesName := writeOldForm(t, c, d, "values", oldValues)
+	errorsName := writeOldForm(t, c, d, "errors", oldErrors)
+
+	setCRDSchema(t, c, filepath.Join(framework.RepoRoot(), "config/crd/bases/control.kubestellar.io_combinedstatuses.yaml"))
+	// The stored objects are still in the old form: the new schema keeps unknown fields in cells.
+	u, err := getCombinedStatus(c, ns, valuesName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ, _, _ := unstructured.NestedString(firstRowCell(t, u, 1), "object", "availableReplicas", "type"); typ != "Number" {
+		t.Fatalf("precondition: the stored Object cell is not in the old form: %v", u.Object["results"])
+	}
+	if u, err = getCombinedStatus(c, ns, errorsName); err != nil {
+		t.Fatal(err)
+	}
+	if count, _, _ := unstructured.NestedString(firstRowCell(t, u, 0), "float"); count != "2" {
+		t.Fatalf("precondition: the stored COUNT is %q, not the old form's 2: %v", count, u.Object["results"])
+	}
+
+	startManager(t, cp, aggregator.Options{})
+
+	eventually(t, "the Object cell rewritten as plain JSON", func() error {
+		u, err := getCombinedStatus(c, ns, valuesName)
+		if err != nil {
+			return err
+		}
+		cell := firstRowCell(t, u, 1)
+		obj, _, _ := unstructured.NestedMap(cell, "object")
+		if want := map[string]any{"availableReplicas": int64(3), "phase": "Running"}; fmt.Sprint(obj) != fmt.Sprint(want) {
+			return fmt.Errorf("object cell %v, want %v", cell, want)
+		}
+		return nil
+	})
+	eventually(t, "errors rewritten as rowErrors, the failing row left out of COUNT", func() error {
+		u, err := getCombinedStatus(c, ns, errorsName)
+		if err != nil {
+			return err
+		}
+		results, _, _ := unstructured.NestedSlice(u.Object, "results")
+		if len(results) != 1 {
+			return fmt.Errorf("results %v", results)
+		}
+		r := results[0].(map[string]any)
+		if _, has := r["errors"]; has {
+			return fmt.Errorf("still has errors: %v", r)
+		}
+		rowErrs, _, _ := unstructured.NestedSlice(r, "rowErrors")
+		if len(rowErrs) != 1 {
+			return fmt.Errorf("rowErrors %v", rowErrs)
+		}
+		if id, _, _ := unstructured.NestedString(rowErrs[0].(map[string]any), "wec", "clusterId"); id != "wec2" {
+			return fmt.Errorf("rowErrors[0] %v, want wec.clusterId wec2", rowErrs[0])
+		}
+		if count, _, _ := unstructured.NestedString(firstRowCell(t, u, 0), "float"); count != "1" {
+			return fmt.Errorf("count %q, want 1 (wec2's subject failed)", count)
+		}
+		return nil
+	})
+}
+
+var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+
+// setCRDSchema replaces the CombinedStatus CRD's versions with those of the CRD in file, and waits
+// until the apiserver serves them: a probe object only the new schema accepts is created (dry
+// run, strict field validation).
+func setCRDSchema(t *testing.T, c client.Client, file string) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var from map[string]any
+	if err := yaml.Unmarshal(data, &from); err != nil {
+		t.Fatal(err)
+	}
+	versions, _, _ := unstructured.NestedSlice(from, "spec", "versions")
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(crdGVK)
+	if err := c.Get(context.Background(), client.ObjectKey{Name: "combinedstatuses.control.kubestellar.io"}, crd); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedSlice(crd.Object, versions, "spec", "versions"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Update(context.Background(), crd); err != nil {
+		t.Fatal(err)
+	}
+	// A cell holding a field only this schema knows at results[].* tells which schema is served.
+	probeField := "rowErrors"
+	probeValue := any([]any{map[string]any{"wec": map[string]any{"clusterId": "x"}, "columnName": "", "error": "e"}})
+	if _, ok, _ := unstructured.NestedFieldNoCopy(versions[0].(map[string]any),
+		"schema", "openAPIV3Schema", "properties", "results", "items", "properties", "errors"); ok {
+		probeField, probeValue = "errors", []any{map[string]any{"wec": "x", "columnName": "", "error": "e"}}
+	}
+	eventually(t, "CombinedStatus schema from "+filepath.Base(file)+" served", func() error {
+		probe := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": controlv1alpha1.GroupVersion.String(), "kind": "CombinedStatus",
+			"metadata": map[string]any{"namespace": "default", "name": "schema-probe"},
+			"results":  []any{map[string]any{"name": "p", "columnNames": []any{}, probeField: probeValue}},
+		}}
+		return c.Create(context.Background(), probe, client.DryRunAll, client.FieldValidation("Strict"))
+	})
+}
+
+// writeOldForm stores the CombinedStatus of (d, policyName) as the earlier statusfold wrote it:
+// server-side applied by its field manager, with the labels and owner it gives, and the result.
+func writeOldForm(t *testing.T, c client.Client, d client.Object, policyName string, res map[string]any) string {
+	t.Helper()
+	var bp controlv1alpha1.BindingPolicy
+	if err := c.Get(context.Background(), client.ObjectKey{Name: policyName}, &bp); err != nil {
+		t.Fatal(err)
+	}
+	name := string(d.GetUID()) + "." + string(bp.UID)
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": controlv1alpha1.GroupVersion.String(), "kind": "CombinedStatus",
+		"metadata": map[string]any{
+			"namespace": d.GetNamespace(), "name": name,
+			"labels": map[string]any{
+				controlv1alpha1.LabelCombinedStatusAPIGroup: "apps", controlv1alpha1.LabelCombinedStatusResource: "deployments",
+				controlv1alpha1.LabelCombinedStatusNamespace: d.GetNamespace(), controlv1alpha1.LabelCombinedStatusName: d.GetName(),
+				controlv1alpha1.LabelCombinedStatusBindingPolicy: policyName,
+			},
+			"ownerReferences": []any{map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": d.GetName(), "uid": string(d.GetUID())}},
+		},
+		"results": []any{res},
+	}}
+	if err := c.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(aggregator.FieldManager),
+		client.ForceOwnership); err != nil {
+		t.Fatalf("storing the old-form CombinedStatus: %v", err)
+	}
+	return name
+}
+
+func getCombinedStatus(c client.Client, ns, name string) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(controlv1alpha1.GroupVersion.WithKind("CombinedStatus"))
+	return u, c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u)
+}
+
+// firstRowCell is cell k of the first row of the first result.
+func firstRowCell(t *testing.T, u *unstructured.Unstructured, k int) map[string]any {
+	t.Helper()
+	results, _, _ := unstructured.NestedSlice(u.Object, "results")
+	if len(results) == 0 {
+		t.Fatalf("no results in %v", u.Object)
+	}
+	rows, _, _ := unstructured.NestedSlice(results[0].(map[string]any), "rows")
+	if len(rows) == 0 {
+		return nil
+	}
+	cols, _, _ := unstructured.NestedSlice(rows[0].(map[string]any), "columns")
+	if k >= len(cols) {
+		return nil
+	}
+	cell, _ := cols[k].(map[string]any)
+	return cell
+}
+
+// TestUnchangedCellsNotRewritten: the apiserver re-encodes the plain JSON of Object and Array
+// cells (sorted keys, an integer beyond int64 as the nearest double); a CombinedStatus whose
+// results did not change is not written again when its object is evaluated.
+func TestUnchangedCellsNotRewritten(t *testing.T) {
+	cp := framework.RunControlPlane(t)
+	c := cp.Client
+	addCluster(t, c, "wec1", map[string]string{"name": "wec1"})
+	startManager(t, cp, aggregator.Options{})
+	ns := "stable"
+	d := deployment(t, c, ns, "web", 3, nil)
+	create(t, c,
+		&controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "constant"}, Spec: controlv1alpha1.StatusCollectorSpec{
+			Select: []controlv1alpha1.NamedExpression{{Name: "v", Def: "{'z': dyn(18446744073709551615u), 'a': dyn([dyn('<&>'), dyn(0.1), dyn(2.0)])}"}}}},
+		&controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: controlv1alpha1.StatusCollectorSpec{
+			Select: []controlv1alpha1.NamedExpression{{Name: "n", Def: "returned.status.n"}}}},
+		policy("constant", []string{"wec1"}, clause("apps", "deployments", ns, []string{"web"}, collectors("constant"))),
+		policy("changing", []string{"wec1"}, clause("apps", "deployments", ns, []string{"web"}, collectors("n"))),
+	)
+	report(t, c, "wec1", deploymentRef(d), map[string]any{"n": int64(1)}, applied(d.Generation))
+	expectResult(t, c, d, "changing", ns, "n", [][]string{{"1"}})
+	// statusfold writes z as 18446744073709551615; the apiserver stores the nearest double.
+	cs := expectResult(t, c, d, "constant", ns, "constant", [][]string{{`{"a":["\u003c\u0026\u003e",0.1,2],"z":18446744073709552000}`}})
+	rv := cs.ResourceVersion
+	// Each report evaluates both pairs of the object: the changing one is applied, the constant
+	// one, equal as JSON values to what the apiserver holds, must not be.
+	before := writeCount(t)
+	const reports = 3
+	for n := int64(2); n < 2+reports; n++ {
+		report(t, c, "wec1", deploymentRef(d), map[string]any{"n": n}, applied(d.Generation))
+		expectResult(t, c, d, "changing", ns, "n", [][]string{{fmt.Sprint(n)}})
+	}
+	time.Sleep(500 * time.Millisecond) // the reconcile that wrote the last change may still be writing
+	if got := writeCount(t) - before; got != reports {
+		t.Errorf("%v CombinedStatus applies for %d changes of one pair: the unchanged pair was applied again", got, reports)
+	}
+	cs, err := combinedStatus(c, d, "constant", ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs.ResourceVersion != rv {
+		t.Errorf("the unchanged CombinedStatus changed: resourceVersion %s → %s", rv, cs.ResourceVersion)
+	}
+}
