@@ -32,10 +32,10 @@ import (
 // FieldManager is the server-side apply field manager of every statusfold write.
 const FieldManager = "statusfold"
 
-// LabelExecutingCount is the label that holds |Q| while a status return is requested (SPEC §5).
+// LabelExecutingCount is the label that holds |Q| while a status return is requested (docs/rules.md "Status return").
 const LabelExecutingCount = "kubestellar.io/executing-count"
 
-// KubeStellar's labels on a workload object whose `.status` holds a returned status (SPEC §2), with
+// KubeStellar's labels on a workload object whose `.status` holds a returned status (docs/rules.md "Wire format"), with
 // the value "true": one WEC's reported state copied, or several WECs' aggregated. statusfold writes
 // them beside LabelExecutingCount, and removes them with it, as KubeStellar's status controller does.
 const (

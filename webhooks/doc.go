@@ -1,4 +1,4 @@
-// Package webhooks serves statusfold's admission webhooks (SPEC §7) from a controller-runtime
+// Package webhooks serves statusfold's admission webhooks (docs/rules.md "Admission") from a controller-runtime
 // manager: validating webhooks for StatusCollector, ContentClassifier and BindingPolicy (and the
 // aggregation-policy kind), and a defaulting webhook that sets a StatusCollector's `spec.limit`
 // to 20 when it is 0 or omitted. The checks themselves live in package webhooks/check, which

@@ -197,7 +197,7 @@ func NewStatusCollectorValidator(c *check.Checker) *Validator[*controlv1alpha1.S
 		spec:  func(sc *controlv1alpha1.StatusCollector) any { return sc.Spec }}
 }
 
-// NewContentClassifierValidator rejects classifiers that break a rule of SPEC §6.
+// NewContentClassifierValidator rejects classifiers that break a rule of docs/rules.md "ContentClassifier".
 func NewContentClassifierValidator(c *check.Checker) *Validator[*controlv1alpha1.ContentClassifier] {
 	return &Validator[*controlv1alpha1.ContentClassifier]{kind: "ContentClassifier",
 		check: func(_ context.Context, cc *controlv1alpha1.ContentClassifier) (field.ErrorList, []string) {

@@ -47,7 +47,7 @@ func TestEvalCommand(t *testing.T) {
 		 "rowErrors":[{"wec":{"clusterId":"cluster3"},"columnName":"phase","error":"no such key: phase"}]}]`,
 	}, {
 		// cluster3, the only WEC in us, failed the SUM subject: its row is left out of the
-		// aggregation input, so there is no us group (SPEC §3).
+		// aggregation input, so there is no us group (docs/rules.md "Collectors").
 		name: "inventory labels, JSON output",
 		args: args("--collector", evalTD+"by-region.yaml", "--wec-labels", "cluster1=region=eu,tier=gold", "--wec-labels", "cluster2=region=eu",
 			"--wec-labels", "cluster3=region=us", "-o", "json"),

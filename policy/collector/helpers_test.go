@@ -82,7 +82,7 @@ func vb(b bool) controlv1alpha1.Value {
 func vnull() controlv1alpha1.Value { return controlv1alpha1.Value{Type: controlv1alpha1.TypeNull} }
 
 // varr and vobj build an Array and an Object from their JSON text as the engine writes it
-// (SPEC §2: plain JSON): compact, object keys sorted.
+// (docs/rules.md "Wire format": plain JSON): compact, object keys sorted.
 func varr(raw string) controlv1alpha1.Value {
 	return controlv1alpha1.Value{Type: controlv1alpha1.TypeArray, Array: &apiextensionsv1.JSON{Raw: []byte(raw)}}
 }

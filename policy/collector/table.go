@@ -418,7 +418,7 @@ func (cs *colState) evalRowExprs(t *Table, i int) {
 		r.subjects[k] = classifyAny(out)
 	}
 	if !subjectsOK {
-		// A row with an evaluation error is left out of the aggregation input as a whole (SPEC §3):
+		// A row with an evaluation error is left out of the aggregation input as a whole (docs/rules.md "Collectors"):
 		// COUNT does not count it either.
 		r.key, r.subjects = nil, nil
 		return

@@ -24,7 +24,7 @@ import (
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
-// jkind is the kind of a JSON value, in the cross-type order of SPEC §3:
+// jkind is the kind of a JSON value, in the cross-type order of docs/rules.md "Collectors":
 // null < bool < number < string < list < map.
 type jkind uint8
 
@@ -38,7 +38,7 @@ const (
 )
 
 // jvalue is a JSON value as the engine holds it between CEL and the CombinedStatus: CEL values
-// are converted once (SPEC §3 value rules), then compared, grouped and printed from here.
+// are converted once (docs/rules.md "Collectors" value rules), then compared, grouped and printed from here.
 type jvalue struct {
 	kind jkind
 	b    bool
@@ -212,7 +212,7 @@ func doubleValue(f float64, nested bool) (jvalue, error) {
 	return jvalue{kind: jNumber, n: number{kind: nFloat, f: f}}, nil
 }
 
-// toValue converts to the CombinedStatus value union. A list or map is plain JSON (SPEC §2): its
+// toValue converts to the CombinedStatus value union. A list or map is plain JSON (docs/rules.md "Wire format"): its
 // numbers are JSON numbers, written as the top-level `float` text is.
 func (v *jvalue) toValue() controlv1alpha1.Value {
 	switch v.kind {
@@ -297,7 +297,7 @@ type number struct {
 	big  *big.Int
 }
 
-// text is the number's decimal text (SPEC §3): integers exactly; a double as the shortest decimal
+// text is the number's decimal text (docs/rules.md "Collectors"): integers exactly; a double as the shortest decimal
 // that reads back as the same double, without an exponent when 1e-6 ≤ |x| < 1e21; NaN, +Inf, -Inf.
 func (n number) text() string {
 	switch n.kind {
@@ -359,7 +359,7 @@ func (n number) bigFloat() *big.Float {
 	return new(big.Float).SetFloat64(n.f)
 }
 
-// compareNumbers is the total order of SPEC §3 on numbers, exact across kinds.
+// compareNumbers is the total order of docs/rules.md "Collectors" on numbers, exact across kinds.
 func compareNumbers(a, b number) int {
 	if ra, rb := a.rank(), b.rank(); ra != rb || ra != 1 {
 		return cmpInt(ra, rb)
@@ -444,7 +444,7 @@ func appendKeyString(buf []byte, s string) []byte {
 	return append(buf, s...)
 }
 
-// compareValues is the group order of SPEC §3: across kinds null < bool < number < string < list
+// compareValues is the group order of docs/rules.md "Collectors": across kinds null < bool < number < string < list
 // < map; numbers by value, strings bytewise, lists and maps lexicographically.
 func compareValues(a, b *jvalue) int {
 	if a.kind != b.kind {
@@ -484,7 +484,7 @@ func compareValues(a, b *jvalue) int {
 	return 0
 }
 
-// parseNumericString reads a string subject as a number (SPEC §3): an optionally signed decimal
+// parseNumericString reads a string subject as a number (docs/rules.md "Collectors"): an optionally signed decimal
 // with optional fraction and exponent. NaN, Inf, hex, surrounding spaces and quantities do not
 // count. An integer stays exact; anything with a fraction or exponent is a double.
 func parseNumericString(s string) (number, bool) {

@@ -148,7 +148,7 @@ func TestBesideKubeStellar(t *testing.T) {
 
 	// Status return: the singleton copies u1's state, the multi-WEC object gets the aggregate
 	// (readyReplicas: the minimum over e1 and e2), each with the number of executing WECs.
-	// KubeStellar's label says which kind of return it is (SPEC §2).
+	// KubeStellar's label says which kind of return it is (docs/rules.md "Wire format").
 	checkReturned := func(name string, ready int32, wecs, modeLabel string) {
 		t.Helper()
 		s.eventually("status of Deployment "+name, time.Minute, procs, func(ctx context.Context) (bool, string) {

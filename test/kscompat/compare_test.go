@@ -229,7 +229,7 @@ func contentSignature(cs *ksv1alpha1.CombinedStatus) string {
 }
 
 // representation normalises KubeStellar's result for the departures in how a value is written,
-// which SPEC §2–§3 decide differently (docs/kubestellar.md, "Departures"): a cell whose expression
+// which docs/rules.md "Wire format", "Collectors" decide differently (docs/kubestellar.md, "Departures"): a cell whose expression
 // failed holds the error message as a String (statusfold: Null, and the message in rowErrors); a
 // list is an Object holding a JSON array (statusfold: Array); a timestamp is an Object holding a
 // JSON string (statusfold: a String); a null is an Object holding 0 (cel-go's NullValue marshalled

@@ -105,11 +105,11 @@ var kubestellarPanics = map[string]string{
 // corpus ("object/collector") that differs after representation() must be listed, and a listed
 // case must still differ.
 const (
-	depLimit     = "limit: KubeStellar returns every row; statusfold at most `limit` (SPEC §3)"
-	depFilter    = "filter: KubeStellar keeps a row whose filter is null, not a bool, or fails; statusfold drops it (SPEC §3)"
-	depOneRow    = "no groupBy: KubeStellar writes no row when every row failed (or no WEC reported); statusfold always exactly one (COUNT 0, SUM 0, AVG NaN, MIN +Inf, MAX −Inf; SPEC §3)"
-	depAvg       = "AVG: KubeStellar divides by the rows without errors, nulls included; statusfold by the values used (SPEC §3)"
-	depTimestamp = "propagation.lastReturnedUpdateTimestamp of a WEC that reported nothing: KubeStellar 1970-01-01T00:00:00Z (no WorkStatus) or 0001-01-01T00:00:00Z (no .status); statusfold: absent, so a row error and Null (SPEC §3)"
+	depLimit     = "limit: KubeStellar returns every row; statusfold at most `limit` (docs/rules.md, Collectors)"
+	depFilter    = "filter: KubeStellar keeps a row whose filter is null, not a bool, or fails; statusfold drops it (docs/rules.md, Collectors)"
+	depOneRow    = "no groupBy: KubeStellar writes no row when every row failed (or no WEC reported); statusfold always exactly one (COUNT 0, SUM 0, AVG NaN, MIN +Inf, MAX −Inf; docs/rules.md, Collectors)"
+	depAvg       = "AVG: KubeStellar divides by the rows without errors, nulls included; statusfold by the values used (docs/rules.md, Collectors)"
+	depTimestamp = "propagation.lastReturnedUpdateTimestamp of a WEC that reported nothing: KubeStellar 1970-01-01T00:00:00Z (no WorkStatus) or 0001-01-01T00:00:00Z (no .status); statusfold: absent, so a row error and Null (docs/rules.md, Collectors)"
 )
 
 func departures() map[string]string {
@@ -243,7 +243,7 @@ func compareCorpus(t *testing.T, ksOut, sfOut map[string]*ksv1alpha1.CombinedSta
 		}
 		byReason[reason]++
 	}
-	t.Logf("differential: %d of %d cases agree as KubeStellar's statusCombinationEqual compares them; %d once its value representation is mapped to SPEC §2–§3's; the other %d are listed departures %v; %d differ in which cells have row or aggregation errors",
+	t.Logf("differential: %d of %d cases agree as KubeStellar's statusCombinationEqual compares them; %d once its value representation is mapped to docs/rules.md, Wire format and Collectors; the other %d are listed departures %v; %d differ in which cells have row or aggregation errors",
 		agree, total, agreeRepr, total-agreeRepr, byReason, errDiffs)
 	if total < 200 {
 		t.Errorf("only %d cases compared, want at least 200", total)

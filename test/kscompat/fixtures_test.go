@@ -146,7 +146,7 @@ func bindingPolicy(name string, clusterLabels map[string]string, apiGroup, resou
 }
 
 // strictlyKubeStellar decodes every CombinedStatus of a namespace with KubeStellar's Go types,
-// rejecting unknown fields, after removing the fields SPEC §2 lets statusfold add beside
+// rejecting unknown fields, after removing the fields docs/rules.md "Wire format" lets statusfold add beside
 // KubeStellar's (aggregationErrors[].row and .count): any other field of ours is an error.
 func (s *space) strictlyKubeStellar(ctx context.Context, ns string) error {
 	var list unstructured.UnstructuredList

@@ -158,7 +158,7 @@ func (c *Checker) AggregationPolicy(ctx context.Context, p *policyv1alpha1.Aggre
 	return aggregation.ValidatePolicyContext(ctx, p), nil
 }
 
-// ContentClassifier returns the errors of SPEC §6 and warnings for a resource that is not served
+// ContentClassifier returns the errors of docs/rules.md "ContentClassifier" and warnings for a resource that is not served
 // and for pointers that name a path the resource's schema lacks.
 func (c *Checker) ContentClassifier(cc *controlv1alpha1.ContentClassifier) (field.ErrorList, []string) {
 	errs := classifier.Validate(cc)

@@ -1,4 +1,4 @@
-// Package check runs statusfold's admission checks (SPEC §7) on StatusCollector,
+// Package check runs statusfold's admission checks (docs/rules.md "Admission") on StatusCollector,
 // ContentClassifier, BindingPolicy and aggregation-policy objects and returns field errors plus
 // warnings. The validating webhooks (package webhooks) and `statusfold validate` both call a
 // Checker, so users see the same messages online and offline.

@@ -99,7 +99,7 @@ func readReturned(c client.Client, d *appsv1.Deployment) (returned, error) {
 
 // expectReturn waits until the object's label and readyReplicas are as wanted (wantReady < 0:
 // no readyReplicas; wantLabel "": no label), and KubeStellar's status-return label says what was
-// returned (SPEC §2): singletonstatus for a copy (one qualified WEC), multiwecstatus for an
+// returned (docs/rules.md "Wire format"): singletonstatus for a copy (one qualified WEC), multiwecstatus for an
 // aggregate (several), none when nothing of ours is in .status.
 func expectReturn(t *testing.T, c client.Client, d *appsv1.Deployment, wantLabel string, wantReady int64) returned {
 	t.Helper()
@@ -327,7 +327,7 @@ func resultNames(cs *controlv1alpha1.CombinedStatus) []string {
 	return out
 }
 
-// jsonCell is how cells renders an Object value: its plain JSON (SPEC §2), compact with sorted keys.
+// jsonCell is how cells renders an Object value: its plain JSON (docs/rules.md "Wire format"), compact with sorted keys.
 func jsonCell(t *testing.T, m map[string]any) string {
 	t.Helper()
 	b, err := json.Marshal(m)

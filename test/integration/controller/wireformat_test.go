@@ -22,7 +22,7 @@ import (
 // TestOldFormCombinedStatusRewritten: CombinedStatuses that an earlier statusfold wrote — Object
 // cells of nested typed values, `errors[]{wec: NAME}`, COUNT counting rows whose subject failed —
 // are stored under the earlier CRD; after the upgrade (the current CRD, then the manager) each is
-// rewritten in KubeStellar's wire format on its first evaluation, with no manual step (SPEC §2).
+// rewritten in KubeStellar's wire format on its first evaluation, with no manual step (docs/rules.md "Wire format").
 func TestOldFormCombinedStatusRewritten(t *testing.T) {
 	cp := framework.RunControlPlane(t)
 	c := cp.Client
