@@ -350,7 +350,7 @@ func (a *Aggregator) addIndexes(ctx context.Context, mgr manager.Manager) error 
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.Binding{}, indexBindingObjects, func(o client.Object) []string {
 		b := o.(*controlv1alpha1.Binding)
 		var keys []string
-		for _, bo := range boundObjects(&b.Spec) {
+		for _, bo := range BoundObjects(&b.Spec) {
 			keys = append(keys, bo.Key().String())
 		}
 		return keys
@@ -379,7 +379,9 @@ const (
 	indexCombinedStatusObject = "statusfold.object"
 )
 
-func workStatusObject(ws *controlv1alpha1.WorkStatus) ObjectKey {
+// WorkStatusObject is the workload object a WorkStatus reports on (by group, resource,
+// namespace and name, as the controller matches them; `statusfold status` does the same).
+func WorkStatusObject(ws *controlv1alpha1.WorkStatus) ObjectKey {
 	r := ws.Spec.SourceRef
 	return ObjectKey{Group: r.Group, Resource: r.Resource, Namespace: r.Namespace, Name: r.Name}
 }
@@ -397,7 +399,7 @@ func combinedStatusObject(o client.Object) (ObjectKey, bool) {
 func bindingCollectors(spec *controlv1alpha1.BindingSpec) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, bo := range boundObjects(spec) {
+	for _, bo := range BoundObjects(spec) {
 		for _, c := range bo.Modulation.StatusCollectors {
 			if !seen[c] {
 				seen[c] = true

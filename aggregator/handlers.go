@@ -114,7 +114,7 @@ func (a *Aggregator) enqueueGroup(ctx context.Context, group string) {
 		return
 	}
 	for i := range bindings.Items {
-		for _, bo := range boundObjects(&bindings.Items[i].Spec) {
+		for _, bo := range BoundObjects(&bindings.Items[i].Spec) {
 			if bo.GVR.Group == group {
 				a.objects.Add(bo.Key())
 			}
@@ -142,7 +142,7 @@ func (a *Aggregator) onWorkStatus(o, n client.Object) {
 	a.wecs.update(ows, nws)
 	for _, obj := range []client.Object{o, n} {
 		if ws, ok := obj.(*controlv1alpha1.WorkStatus); ok {
-			k := workStatusObject(ws)
+			k := WorkStatusObject(ws)
 			a.pending.mark(k, now)
 			a.objects.Add(k)
 		}
@@ -196,7 +196,7 @@ func changedBound(o, n *controlv1alpha1.Binding) []ObjectKey {
 		var keys []ObjectKey
 		for _, b := range []*controlv1alpha1.Binding{o, n} {
 			if b != nil {
-				for _, bo := range boundObjects(&b.Spec) {
+				for _, bo := range BoundObjects(&b.Spec) {
 					keys = append(keys, bo.Key())
 				}
 			}
@@ -209,7 +209,7 @@ func changedBound(o, n *controlv1alpha1.Binding) []ObjectKey {
 	}
 	index := func(b *controlv1alpha1.Binding) map[ObjectKey]entry {
 		m := map[ObjectKey]entry{}
-		for _, bo := range boundObjects(&b.Spec) {
+		for _, bo := range BoundObjects(&b.Spec) {
 			m[bo.Key()] = entry{bo.GVR.Version, bo.Modulation}
 		}
 		return m
@@ -231,7 +231,7 @@ func changedBound(o, n *controlv1alpha1.Binding) []ObjectKey {
 }
 
 func (a *Aggregator) enqueueBound(spec *controlv1alpha1.BindingSpec) {
-	for _, bo := range boundObjects(spec) {
+	for _, bo := range BoundObjects(spec) {
 		a.objects.Add(bo.Key())
 	}
 }
@@ -261,7 +261,7 @@ func (a *Aggregator) onClassifier(o, n client.Object) {
 		return
 	}
 	for i := range bindings.Items {
-		for _, bo := range boundObjects(&bindings.Items[i].Spec) {
+		for _, bo := range BoundObjects(&bindings.Items[i].Spec) {
 			if classifierName(bo.GVR) == name {
 				a.objects.Add(bo.Key())
 			}
@@ -463,7 +463,7 @@ func (a *Aggregator) pruneWatches(ctx context.Context) error {
 		return err
 	}
 	for i := range bl.Items {
-		for _, bo := range boundObjects(&bl.Items[i].Spec) {
+		for _, bo := range BoundObjects(&bl.Items[i].Spec) {
 			info, ok, err := a.catalog.lookup(bo.GVR.GroupResource())
 			if err != nil {
 				return nil // uncertain: stop no watch now

@@ -111,7 +111,7 @@ func (a *Aggregator) readObject(ctx context.Context, key ObjectKey) (*objectInpu
 	}
 	slices.SortFunc(bl.Items, func(x, y controlv1alpha1.Binding) int { return strings.Compare(x.Name, y.Name) })
 	for i := range bl.Items {
-		for _, bo := range boundObjects(&bl.Items[i].Spec) {
+		for _, bo := range BoundObjects(&bl.Items[i].Spec) {
 			if bo.Key() == key {
 				in.bindings = append(in.bindings, binding{b: &bl.Items[i], bound: bo})
 				break

@@ -260,8 +260,9 @@ func (b BoundObject) Key() ObjectKey {
 	return ObjectKey{Group: b.GVR.Group, Resource: b.GVR.Resource, Namespace: b.Namespace, Name: b.Name}
 }
 
-// boundObjects lists the objects of a Binding.
-func boundObjects(spec *controlv1alpha1.BindingSpec) []BoundObject {
+// BoundObjects lists the objects of a Binding (the controller and `statusfold status` find an
+// object's Bindings with it).
+func BoundObjects(spec *controlv1alpha1.BindingSpec) []BoundObject {
 	out := make([]BoundObject, 0, len(spec.Workload.NamespaceScope)+len(spec.Workload.ClusterScope))
 	for _, c := range spec.Workload.NamespaceScope {
 		out = append(out, BoundObject{

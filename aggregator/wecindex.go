@@ -38,7 +38,7 @@ func (x *wecIndex) entry(k ObjectKey) *objectWECs {
 func (x *wecIndex) remove(ws *controlv1alpha1.WorkStatus) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	e := x.entry(workStatusObject(ws))
+	e := x.entry(WorkStatusObject(ws))
 	list := e.byWEC[ws.Namespace]
 	for i, w := range list {
 		if w.Name == ws.Name {
@@ -58,7 +58,7 @@ func (x *wecIndex) remove(ws *controlv1alpha1.WorkStatus) {
 func (x *wecIndex) upsert(ws *controlv1alpha1.WorkStatus) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	e := x.entry(workStatusObject(ws))
+	e := x.entry(WorkStatusObject(ws))
 	list := e.byWEC[ws.Namespace]
 	replaced := false
 	for i, w := range list {
@@ -78,7 +78,7 @@ func (x *wecIndex) upsert(ws *controlv1alpha1.WorkStatus) {
 // update applies an informer event: o is the old object (nil when added), n the new (nil when
 // deleted). A WorkStatus whose source changed leaves its old object's entry.
 func (x *wecIndex) update(o, n *controlv1alpha1.WorkStatus) {
-	if o != nil && (n == nil || workStatusObject(o) != workStatusObject(n)) {
+	if o != nil && (n == nil || WorkStatusObject(o) != WorkStatusObject(n)) {
 		x.remove(o)
 	}
 	if n != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -23,15 +24,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/statusfold/statusfold/aggregator"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	sfscheme "github.com/statusfold/statusfold/api/scheme"
 	"github.com/statusfold/statusfold/local"
 	"github.com/statusfold/statusfold/policy/health"
 )
-
-// labelExecutingCount is the label statusfold keeps on workload objects whose reported state is
-// returned (docs/rules.md "Status return").
-const labelExecutingCount = "kubestellar.io/executing-count"
 
 // defaultWDSName is the WDS name `statusfold manager` and `statusfold local` use by default.
 const defaultWDSName = "wds1"
@@ -254,7 +252,7 @@ func (s *statusReader) read(ctx context.Context, gvr schema.GroupVersionResource
 	if err := s.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj); err != nil {
 		return nil, err
 	}
-	r := &statusReport{ExecutingCount: obj.GetLabels()[labelExecutingCount]}
+	r := &statusReport{ExecutingCount: obj.GetLabels()[aggregator.LabelExecutingCount]}
 	r.Object.Group, r.Object.Version, r.Object.Kind, r.Object.Resource = gvk.Group, gvk.Version, gvk.Kind, gvr.Resource
 	r.Object.Namespace, r.Object.Name, r.Object.Generation = namespace, name, obj.GetGeneration()
 	r.Status, _, _ = unstructured.NestedMap(obj.Object, "status")
@@ -264,6 +262,7 @@ func (s *statusReader) read(ctx context.Context, gvr schema.GroupVersionResource
 	}
 
 	// Per-WEC reported state: the WorkStatuses about this object, plus destinations without one.
+	key := aggregator.ObjectKey{Group: gvk.Group, Resource: gvr.Resource, Namespace: namespace, Name: name}
 	var wss controlv1alpha1.WorkStatusList
 	if err := s.its.List(ctx, &wss, client.MatchingLabels{controlv1alpha1.LabelOriginWDSName: s.wdsName}); err != nil {
 		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
@@ -279,8 +278,7 @@ func (s *statusReader) read(ctx context.Context, gvr schema.GroupVersionResource
 	wecs := map[string]*wecReport{}
 	for i := range wss.Items {
 		ws := &wss.Items[i]
-		ref := ws.Spec.SourceRef
-		if ref.Group != gvk.Group || (ref.Resource != gvr.Resource && ref.Kind != gvk.Kind) || ref.Namespace != namespace || ref.Name != name {
+		if aggregator.WorkStatusObject(ws) != key {
 			continue
 		}
 		w := &wecReport{Name: ws.Namespace, Reported: true, LastGeneration: ws.StatusDetails.LastGeneration,
@@ -293,7 +291,7 @@ func (s *statusReader) read(ctx context.Context, gvr schema.GroupVersionResource
 		}
 		wecs[w.Name] = w
 	}
-	for _, d := range s.destinations(ctx, gvr, namespace, name) {
+	for _, d := range s.destinations(ctx, key) {
 		if _, ok := wecs[d]; !ok {
 			wecs[d] = &wecReport{Name: d}
 		}
@@ -335,21 +333,15 @@ func (s *statusReader) read(ctx context.Context, gvr schema.GroupVersionResource
 }
 
 // destinations are the WECs that Bindings send the object to.
-func (s *statusReader) destinations(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) []string {
+func (s *statusReader) destinations(ctx context.Context, key aggregator.ObjectKey) []string {
 	var bindings controlv1alpha1.BindingList
 	if err := s.c.List(ctx, &bindings); err != nil {
 		return nil
 	}
 	var out []string
-	for _, b := range bindings.Items {
-		match := false
-		for _, c := range b.Spec.Workload.NamespaceScope {
-			match = match || (c.Group == gvr.Group && c.Resource == gvr.Resource && c.Namespace == namespace && c.Name == name)
-		}
-		for _, c := range b.Spec.Workload.ClusterScope {
-			match = match || (namespace == "" && c.Group == gvr.Group && c.Resource == gvr.Resource && c.Name == name)
-		}
-		if match {
+	for i := range bindings.Items {
+		b := &bindings.Items[i]
+		if slices.ContainsFunc(aggregator.BoundObjects(&b.Spec), func(bo aggregator.BoundObject) bool { return bo.Key() == key }) {
 			for _, d := range b.Spec.Destinations {
 				out = append(out, d.ClusterId)
 			}
