@@ -85,12 +85,9 @@ type Object struct {
 // mutating webhook and the schema's validation (Server.Create). It returns false for a document
 // that is not one of statusfold's kinds.
 func (a *Admission) Admit(ctx context.Context, source string, body []byte) (*Object, bool) {
-	var head struct {
-		metav1.TypeMeta `json:",inline"`
-		Metadata        struct {
-			Name any `json:"name"`
-		} `json:"metadata"`
-	}
+	// Only apiVersion and kind decide whether the document is ours: a malformed metadata (not an
+	// object, say) is an error that kubectl reports, not a reason to skip the document.
+	var head metav1.TypeMeta
 	if json.Unmarshal(body, &head) != nil {
 		return nil, false
 	}
@@ -100,7 +97,14 @@ func (a *Admission) Admit(ctx context.Context, source string, body []byte) (*Obj
 		return nil, false
 	}
 	o := &Object{GVK: gvk, webhook: kind.webhook}
-	o.Name, _ = head.Metadata.Name.(string)
+	var named struct {
+		Metadata struct {
+			Name any `json:"name"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(body, &named) == nil {
+		o.Name, _ = named.Metadata.Name.(string)
+	}
 	var mutate MutateFunc
 	if wh := a.mutating[kind.mutating]; wh != nil {
 		mutate = mutateWith(wh, kind.mutating)
