@@ -22,5 +22,7 @@
 // strategy (its package, k8s.io/apiextensions-apiserver/pkg/registry/customresource, would bring
 // the apiserver's etcd storage into the binary, as k8s.io/kubectl/pkg/cmd/util would bring
 // kustomize: +40 MB together). TestOfflineParity in test/integration/admission holds the results
-// equal to a real apiserver and kubectl, and to kubectl's own printer (package kubectltest).
+// equal to a real apiserver and kubectl, and to kubectl's own printer (package kubectltest), for
+// rejected objects; TestOfflineParityAccepted holds the admitted objects' specs equal to a server-side
+// dry run's.
 package offline
