@@ -259,6 +259,30 @@ metadata: {name: zero-limit}
 spec:
   limit: 0
   combinedFields: [{name: count, type: COUNT}]`},
+	{"nulls, which kubectl drops before it sends the object", `
+kind: StatusCollector
+metadata: {name: nulls, labels: null}
+spec:
+  filter: null
+  limit: null
+  select: [{name: wec, def: inventory.name}]`},
+	{"nulls in preserved fields, which kubectl drops too", `
+apiVersion: policy.statusfold.dev/v1alpha1
+kind: AggregationPolicy
+metadata: {name: nulls-kept-by-the-schema}
+spec:
+  target: {group: policy, kind: PodDisruptionBudget}
+  rego: |
+    package statusfold.user.poddisruptionbudget
+
+    combine := {"currentHealthy": "sum"}
+  examples:
+  - name: one WEC
+    object: {"metadata": {"generation": 1, "annotations": null}, "spec": {"x": null}}
+    wecs:
+    - name: wec1
+      status: {"currentHealthy": 2, "gone": null}
+    expectedStatus: {"currentHealthy": 2}`},
 	{"empty lists", `
 kind: StatusCollector
 metadata: {name: empty-lists}
