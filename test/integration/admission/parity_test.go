@@ -283,6 +283,11 @@ spec:
     - name: wec1
       status: {"currentHealthy": 2, "gone": null}
     expectedStatus: {"currentHealthy": 2}`},
+	{"finalizer names the apiserver warns about", `
+kind: StatusCollector
+metadata: {name: finalizers, finalizers: [cleanup, example.com.cleanup, example.com/cleanup, kubernetes]}
+spec:
+  select: [{name: wec, def: inventory.name}]`},
 	{"empty lists", `
 kind: StatusCollector
 metadata: {name: empty-lists}
@@ -344,7 +349,7 @@ func TestOfflineParityAccepted(t *testing.T) {
 
 	e := startAdmission(t)
 	ctx := context.Background()
-	compared := 0
+	compared, warned := 0, 0
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			o, ours := adm.Admit(ctx, "STDIN", c.body)
@@ -385,9 +390,27 @@ func TestOfflineParityAccepted(t *testing.T) {
 			if diff := cmp.Diff(onlineObj["spec"], offlineObj["spec"]); diff != "" {
 				t.Errorf("spec differs (-kubectl apply +offline):\n%s", diff)
 			}
+			// The apiserver's own warnings (the webhooks' need lookups the offline checker
+			// here does not have).
+			var onlineWarnings []string
+			for _, l := range strings.Split(stderr, "\n") {
+				if w, ok := strings.CutPrefix(l, "Warning: "); ok && strings.HasPrefix(w, "metadata.") {
+					onlineWarnings = append(onlineWarnings, w)
+				}
+			}
+			offlineWarnings := slices.DeleteFunc(slices.Clone(o.Warnings), func(w string) bool { return !strings.HasPrefix(w, "metadata.") })
+			slices.Sort(onlineWarnings)
+			slices.Sort(offlineWarnings)
+			if !slices.Equal(onlineWarnings, offlineWarnings) {
+				t.Errorf("apiserver warnings differ:\nkubectl apply: %q\noffline:       %q", onlineWarnings, offlineWarnings)
+			}
+			warned += len(onlineWarnings)
 		})
 	}
 	if compared < len(acceptedObjects)+10 {
 		t.Errorf("only %d objects of statusfold's kinds compared: the samples changed?", compared)
+	}
+	if warned == 0 {
+		t.Error("no apiserver warning compared: the finalizer case no longer warns")
 	}
 }
