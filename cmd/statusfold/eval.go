@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,12 +11,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	kjson "sigs.k8s.io/json"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/collector"
 	"github.com/statusfold/statusfold/policy/objview"
+	"github.com/statusfold/statusfold/webhooks/offline"
 )
 
 type evalOptions struct {
@@ -73,10 +75,14 @@ func runEval(out, errOut io.Writer, o *evalOptions) error {
 	if err != nil {
 		return err
 	}
+	adm, err := offline.NewAdmission()
+	if err != nil {
+		return err
+	}
 	var cols []*collector.Collector
 	var invalid []string
 	for _, file := range o.collectors {
-		scs, err := loadStatusCollectors(file)
+		scs, err := loadStatusCollectors(context.Background(), adm, file)
 		if err != nil {
 			return &exitError{code: 1, err: err}
 		}
@@ -129,31 +135,34 @@ func runEval(out, errOut io.Writer, o *evalOptions) error {
 	return err
 }
 
-// loadStatusCollectors reads every StatusCollector document of a file, strictly: an unknown or
-// duplicate field is an error that names its path.
-func loadStatusCollectors(path string) ([]*controlv1alpha1.StatusCollector, error) {
+// loadStatusCollectors reads every StatusCollector document of a file as `kubectl apply` would
+// send it to the apiserver, through the apiserver's decoding (an unknown or duplicate field is
+// an error that names its path), the CRD schema (types, enums, minimum: the apiserver's
+// messages, with field paths) and defaults, and the mutating webhook — the first steps of
+// `statusfold validate`. The validating webhook's checks are the compiler's, in runEval.
+func loadStatusCollectors(ctx context.Context, adm *offline.Admission, path string) ([]*controlv1alpha1.StatusCollector, error) {
 	docs, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*controlv1alpha1.StatusCollector, 0, len(docs))
 	for _, d := range docs {
-		sc := &controlv1alpha1.StatusCollector{}
-		if err := json.Unmarshal(d.json, &sc.TypeMeta); err != nil {
+		var tm metav1.TypeMeta
+		if err := json.Unmarshal(d.json, &tm); err != nil {
 			return nil, fmt.Errorf("%s: document %d: %w", path, d.index, err)
 		}
-		if gvk := sc.GroupVersionKind(); gvk != controlv1alpha1.GroupVersion.WithKind("StatusCollector") {
+		if gvk := tm.GroupVersionKind(); gvk != controlv1alpha1.GroupVersion.WithKind("StatusCollector") {
 			return nil, fmt.Errorf("%s: document %d: want a %s StatusCollector, got apiVersion %q kind %q",
-				path, d.index, controlv1alpha1.GroupVersion, sc.APIVersion, sc.Kind)
+				path, d.index, controlv1alpha1.GroupVersion, tm.APIVersion, tm.Kind)
 		}
-		strictErrs, err := kjson.UnmarshalStrict(d.json, sc)
-		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", path, d.index, err)
+		o, ok := adm.Admit(ctx, path, d.json)
+		if !ok {
+			return nil, fmt.Errorf("%s: document %d: StatusCollectors are not served offline", path, d.index)
 		}
-		if len(strictErrs) > 0 {
-			return nil, fmt.Errorf("%s: document %d: %w", path, d.index, errors.Join(strictErrs...))
+		if o.Err != nil {
+			return nil, fmt.Errorf("%s: document %d: %s", path, d.index, offline.Message(o.Err))
 		}
-		out = append(out, sc)
+		out = append(out, o.Typed.(*controlv1alpha1.StatusCollector))
 	}
 	return out, nil
 }
