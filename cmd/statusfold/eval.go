@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -135,34 +134,16 @@ func runEval(out, errOut io.Writer, o *evalOptions) error {
 	return err
 }
 
-// loadStatusCollectors reads every StatusCollector document of a file as `kubectl apply` would
-// send it to the apiserver, through the apiserver's decoding (an unknown or duplicate field is
-// an error that names its path), the CRD schema (types, enums, minimum: the apiserver's
-// messages, with field paths) and defaults, and the mutating webhook — the first steps of
-// `statusfold validate`. The validating webhook's checks are the compiler's, in runEval.
+// loadStatusCollectors reads every StatusCollector document of a file as `statusfold validate`
+// does (admitFile); the validating webhook's checks are the compiler's, in runEval.
 func loadStatusCollectors(ctx context.Context, adm *offline.Admission, path string) ([]*controlv1alpha1.StatusCollector, error) {
-	docs, err := readFile(path)
+	objs, err := admitFile(ctx, adm, path, controlv1alpha1.GroupVersion.WithKind("StatusCollector"))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*controlv1alpha1.StatusCollector, 0, len(docs))
-	for _, d := range docs {
-		var tm metav1.TypeMeta
-		if err := json.Unmarshal(d.json, &tm); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", path, d.index, err)
-		}
-		if gvk := tm.GroupVersionKind(); gvk != controlv1alpha1.GroupVersion.WithKind("StatusCollector") {
-			return nil, fmt.Errorf("%s: document %d: want a %s StatusCollector, got apiVersion %q kind %q",
-				path, d.index, controlv1alpha1.GroupVersion, tm.APIVersion, tm.Kind)
-		}
-		o, ok := adm.Admit(ctx, path, d.json)
-		if !ok {
-			return nil, fmt.Errorf("%s: document %d: StatusCollectors are not served offline", path, d.index)
-		}
-		if o.Err != nil {
-			return nil, fmt.Errorf("%s: document %d: %s", path, d.index, offline.Message(o.Err))
-		}
-		out = append(out, o.Typed.(*controlv1alpha1.StatusCollector))
+	out := make([]*controlv1alpha1.StatusCollector, len(objs))
+	for i, o := range objs {
+		out[i] = o.(*controlv1alpha1.StatusCollector)
 	}
 	return out, nil
 }
