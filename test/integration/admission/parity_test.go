@@ -111,14 +111,7 @@ spec:
 // the schema rejects.
 func TestOfflineParity(t *testing.T) {
 	framework.RequireIntegration(t)
-	adm, err := offline.NewAdmission()
-	if err != nil {
-		t.Fatal(err)
-	}
-	checker, err := check.New(check.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	adm, checker := offlineAdmission(t)
 	ctx := context.Background()
 	type parityCase struct {
 		name string
@@ -205,6 +198,20 @@ func TestOfflineParity(t *testing.T) {
 			t.Logf("%s", online)
 		})
 	}
+}
+
+// offlineAdmission is statusfold validate's admission, with a checker without lookups.
+func offlineAdmission(t *testing.T) (*offline.Admission, *check.Checker) {
+	t.Helper()
+	adm, err := offline.NewAdmission()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checker, err := check.New(check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return adm, checker
 }
 
 // sameMessage compares two kubectl messages. The causes of an Invalid error from the CRD schema
@@ -302,14 +309,7 @@ spec:
 // returns (the schema's defaults, the mutating webhook) equals the offline object's.
 func TestOfflineParityAccepted(t *testing.T) {
 	framework.RequireIntegration(t)
-	adm, err := offline.NewAdmission()
-	if err != nil {
-		t.Fatal(err)
-	}
-	checker, err := check.New(check.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	adm, checker := offlineAdmission(t)
 	type acceptedCase struct {
 		name string
 		body []byte
