@@ -128,6 +128,9 @@ func TestOfflineParity(t *testing.T) {
 	for _, so := range schemaObjects {
 		cases = append(cases, parityCase{"schema: " + so.name, toJSON(so.name, yamlDoc(so.yaml))})
 	}
+	// Documents that kubectl cannot decode, whatever they were meant to be.
+	cases = append(cases, parityCase{"not an object", []byte("42")},
+		parityCase{"no kind", []byte(`{"apiVersion": "control.kubestellar.io/v1alpha1", "metadata": {"name": "x"}}`)})
 	for _, bo := range badObjects {
 		cases = append(cases, parityCase{"admission: " + bo.name, toJSON(bo.name, yamlDoc(bo.yaml))})
 	}
