@@ -34,8 +34,10 @@ OCM_API_VERSION        := $(shell go list -m -f '{{.Version}}' open-cluster-mana
 ##@ General
 
 .PHONY: help
-help: ## Show this help.
-	@awk 'BEGIN {FS = ":.*##"; printf "Usage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+help: ## Show this help (the variables in it with their current values).
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST) | \
+	  sed -e 's|$$(IMAGE_DIR)|$(IMAGE_DIR)|g' -e 's|$$(HELM_VERSION)|$(HELM_VERSION)|g' \
+	      -e 's|$$(ENVTEST_ASSETS_DIR)|$(ENVTEST_ASSETS_DIR)|g' -e 's|$$(IMG)|$(IMG)|g'
 
 ##@ Development
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/health"
+	"github.com/statusfold/statusfold/webhooks/offline"
 )
 
 type aggregateOptions struct {
@@ -142,16 +144,19 @@ func runAggregate(out io.Writer, o *aggregateOptions) error {
 		return err
 	}
 	if o.policy != "" {
-		doc, err := loadDocument(o.policy)
+		adm, err := offline.NewAdmission()
 		if err != nil {
 			return err
 		}
-		raw, _ := json.Marshal(doc)
-		var p policyv1alpha1.AggregationPolicy
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return fmt.Errorf("%s: %w", o.policy, err)
+		objs, err := admitFile(context.Background(), adm, o.policy, policyv1alpha1.GroupVersion.WithKind("AggregationPolicy"))
+		if err != nil {
+			return &exitError{code: 1, err: err}
 		}
-		if errs := e.SetPolicy(&p); len(errs) > 0 {
+		if len(objs) != 1 {
+			return fmt.Errorf("%s: want one AggregationPolicy, got %d", o.policy, len(objs))
+		}
+		p := objs[0].(*policyv1alpha1.AggregationPolicy)
+		if errs := e.SetPolicy(p); len(errs) > 0 {
 			return &exitError{code: 1, err: fmt.Errorf("%s: AggregationPolicy %q is invalid: %w", o.policy, p.Name, errs.ToAggregate())}
 		}
 		if target := (schema.GroupKind{Group: p.Spec.Target.Group, Kind: p.Spec.Target.Kind}); target != gk {

@@ -75,6 +75,11 @@ func TestAggregateCommand(t *testing.T) {
 		args:    append(append([]string{}, lagging...), "--policy", td+"policy-bad.yaml"),
 		wantErr: `spec.rego: Invalid value: "(Rego source)": line 5:9: rego_type_error: undefined function http.send`,
 	}, {
+		name: "a misspelt policy field is the apiserver's strict decoding error",
+		args: append(append([]string{}, lagging...), "--policy", td+"policy-typo.yaml"),
+		wantErr: `policy-typo.yaml: document 1: AggregationPolicy in version "v1alpha1" cannot be handled as a AggregationPolicy: ` +
+			`strict decoding error: unknown field "spec.exampels"`,
+	}, {
 		name:    "bad output format",
 		args:    append(append([]string{}, lagging...), "-o", "table"),
 		wantErr: `--output "table": want yaml or json`,
@@ -110,6 +115,8 @@ func TestPolicyTestCommand(t *testing.T) {
 		{"a failing user test", []string{"policy", "test", td + "failing_test.rego"}, []string{"FAIL mytests.test_ready_is_max", ", 1 failed"}, true},
 		{"a valid policy file", []string{"policy", "test", "-v", td + "policy-max.yaml"}, []string{"PASS " + td + "policy-max.yaml: compiles, 1 examples"}, false},
 		{"the docs' example policy", []string{"policy", "test", "-v", td + "policy-sum-ready.yaml"}, []string{"PASS " + td + "policy-sum-ready.yaml: compiles, 1 examples"}, false},
+		{"a misspelt field", []string{"policy", "test", td + "policy-typo.yaml"}, []string{"FAIL " + td + `policy-typo.yaml: document 1: ` +
+			`AggregationPolicy in version "v1alpha1" cannot be handled as a AggregationPolicy: strict decoding error: unknown field "spec.exampels"`}, true},
 		{"a bad policy file", []string{"policy", "test", td + "policy-bad.yaml"}, []string{"FAIL " + td + "policy-bad.yaml: spec.rego", "undefined function http.send"}, true},
 	}
 	for _, tc := range cases {

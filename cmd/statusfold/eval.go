@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,12 +11,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/collector"
 	"github.com/statusfold/statusfold/policy/objview"
+	"github.com/statusfold/statusfold/webhooks/offline"
 )
 
 type evalOptions struct {
@@ -73,10 +74,14 @@ func runEval(out, errOut io.Writer, o *evalOptions) error {
 	if err != nil {
 		return err
 	}
+	adm, err := offline.NewAdmission()
+	if err != nil {
+		return err
+	}
 	var cols []*collector.Collector
 	var invalid []string
 	for _, file := range o.collectors {
-		scs, err := loadStatusCollectors(file)
+		scs, err := loadStatusCollectors(context.Background(), adm, file)
 		if err != nil {
 			return &exitError{code: 1, err: err}
 		}
@@ -129,31 +134,16 @@ func runEval(out, errOut io.Writer, o *evalOptions) error {
 	return err
 }
 
-// loadStatusCollectors reads every StatusCollector document of a file, strictly: an unknown or
-// duplicate field is an error that names its path.
-func loadStatusCollectors(path string) ([]*controlv1alpha1.StatusCollector, error) {
-	docs, err := readFile(path)
+// loadStatusCollectors reads every StatusCollector document of a file as `statusfold validate`
+// does (admitFile); the validating webhook's checks are the compiler's, in runEval.
+func loadStatusCollectors(ctx context.Context, adm *offline.Admission, path string) ([]*controlv1alpha1.StatusCollector, error) {
+	objs, err := admitFile(ctx, adm, path, controlv1alpha1.GroupVersion.WithKind("StatusCollector"))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*controlv1alpha1.StatusCollector, 0, len(docs))
-	for _, d := range docs {
-		sc := &controlv1alpha1.StatusCollector{}
-		if err := json.Unmarshal(d.json, &sc.TypeMeta); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", path, d.index, err)
-		}
-		if gvk := sc.GroupVersionKind(); gvk != controlv1alpha1.GroupVersion.WithKind("StatusCollector") {
-			return nil, fmt.Errorf("%s: document %d: want a %s StatusCollector, got apiVersion %q kind %q",
-				path, d.index, controlv1alpha1.GroupVersion, sc.APIVersion, sc.Kind)
-		}
-		strictErrs, err := kjson.UnmarshalStrict(d.json, sc)
-		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", path, d.index, err)
-		}
-		if len(strictErrs) > 0 {
-			return nil, fmt.Errorf("%s: document %d: %w", path, d.index, errors.Join(strictErrs...))
-		}
-		out = append(out, sc)
+	out := make([]*controlv1alpha1.StatusCollector, len(objs))
+	for i, o := range objs {
+		out[i] = o.(*controlv1alpha1.StatusCollector)
 	}
 	return out, nil
 }

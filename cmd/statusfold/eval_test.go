@@ -123,7 +123,14 @@ func TestEvalErrors(t *testing.T) {
 		name:     "unknown field: named by its path",
 		args:     append([]string{"eval", "--collector", evalTD + "unknown-field.yaml"}, obj...),
 		wantCode: 1,
-		want:     []string{`unknown-field.yaml: document 1: unknown field "spec.select[0].deff"`},
+		want: []string{`unknown-field.yaml: document 1: StatusCollector in version "v1alpha1" cannot be handled as a StatusCollector: ` +
+			`strict decoding error: unknown field "spec.select[0].deff"`},
+	}, {
+		name:     "a number where an expression belongs: the apiserver's message, with the field path",
+		args:     append([]string{"eval", "--collector", evalTD + "number-subject.yaml"}, obj...),
+		wantCode: 1,
+		want: []string{`number-subject.yaml: document 1: The StatusCollector "number-subject" is invalid: ` +
+			`spec.combinedFields[0].subject: Invalid value: "integer": spec.combinedFields[0].subject in body must be of type string: "integer"`},
 	}, {
 		name:     "not a StatusCollector",
 		args:     append([]string{"eval", "--collector", evalTD + "deployment.yaml"}, obj...),

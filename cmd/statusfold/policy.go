@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,7 @@ import (
 
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 	"github.com/statusfold/statusfold/policy/aggregation"
+	"github.com/statusfold/statusfold/webhooks/offline"
 )
 
 func newPolicyCommand() *cobra.Command {
@@ -49,6 +49,7 @@ func runPolicyTest(ctx context.Context, out io.Writer, files []string, verbose b
 	}
 	extra := map[string]string{}
 	failed := 0
+	var adm *offline.Admission // built at the first AggregationPolicy file
 	for _, f := range files {
 		if strings.HasSuffix(f, ".rego") {
 			b, err := os.ReadFile(f)
@@ -58,23 +59,29 @@ func runPolicyTest(ctx context.Context, out io.Writer, files []string, verbose b
 			extra[f] = string(b)
 			continue
 		}
-		doc, err := loadDocument(f)
+		if adm == nil {
+			var err error
+			if adm, err = offline.NewAdmission(); err != nil {
+				return err
+			}
+		}
+		objs, err := admitFile(ctx, adm, f, policyv1alpha1.GroupVersion.WithKind("AggregationPolicy"))
 		if err != nil {
-			return err
-		}
-		raw, _ := json.Marshal(doc)
-		var p policyv1alpha1.AggregationPolicy
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-		extra[f+"#"+filepath.Base(p.Name)+".rego"] = p.Spec.Rego
-		errs := aggregation.ValidatePolicy(&p)
-		for _, e := range errs {
 			failed++
-			fmt.Fprintf(out, "FAIL %s: %v\n", f, e)
+			fmt.Fprintf(out, "FAIL %v\n", err)
+			continue
 		}
-		if len(errs) == 0 && verbose {
-			fmt.Fprintf(out, "PASS %s: compiles, %d examples\n", f, len(p.Spec.Examples))
+		for _, o := range objs {
+			p := o.(*policyv1alpha1.AggregationPolicy)
+			extra[f+"#"+filepath.Base(p.Name)+".rego"] = p.Spec.Rego
+			errs := aggregation.ValidatePolicy(p)
+			for _, e := range errs {
+				failed++
+				fmt.Fprintf(out, "FAIL %s: %v\n", f, e)
+			}
+			if len(errs) == 0 && verbose {
+				fmt.Fprintf(out, "PASS %s: compiles, %d examples\n", f, len(p.Spec.Examples))
+			}
 		}
 	}
 	results, err := aggregation.RunRegoTests(ctx, extra)

@@ -44,7 +44,8 @@ duplicate field is an error naming its path, the schema's defaults, the defaulti
 schema's validation of types, enums, limits, required fields and CEL rules — and then the
 validating webhooks' checks. Errors are printed as kubectl prints them ("error: FILE: " and the
 apiserver's message); warnings like kubectl prints the webhooks' warnings. Other kinds are
-skipped. A BindingPolicy's collectors are looked up among the given files.
+skipped; a document that kubectl cannot take at all (not an object, no kind) is an error, as
+with kubectl apply. A BindingPolicy's collectors are looked up among the given files.
 
 With --schemas DIR (OpenAPI v3 documents, e.g. "kubectl get --raw /openapi/v3/apis/apps/v1", and
 CustomResourceDefinition manifests) the schema-aware checks run too: ContentClassifier pointers

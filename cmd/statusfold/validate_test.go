@@ -111,7 +111,8 @@ hint: spec.wantSingletonReportedState moved in KubeStellar 0.26: set wantSinglet
 
 func TestValidateList(t *testing.T) {
 	out, errOut, code := runValidateForTest(t, &validateOptions{files: []string{filepath.Join("testdata", "validate", "list.yaml")}})
-	want := `error: testdata/validate/list.yaml: The StatusCollector "in-list" is invalid: spec.select[0].def: Invalid value: "inventory.nmae": compilation failed: ERROR: <input>:1:10: undefined field 'nmae'
+	want := `error: testdata/validate/list.yaml: error validating data: invalid object to validate; if you choose to ignore these errors, turn validation off with --validate=false
+error: testdata/validate/list.yaml: The StatusCollector "in-list" is invalid: spec.select[0].def: Invalid value: "inventory.nmae": compilation failed: ERROR: <input>:1:10: undefined field 'nmae'
  | inventory.nmae
  | .........^
 `
@@ -149,6 +150,7 @@ func TestValidateFolderAndJSON(t *testing.T) {
 		{"StatusCollector", "ready-count", true, ""},
 		{"BindingPolicy", "nginx", true, ""},
 		{"ContentClassifier", "jobs.v1.batch", true, ""},
+		{"", "", false, "ClientError:"}, // list.yaml's bare list, which kubectl cannot decode
 		{"StatusCollector", "in-list", false, "FieldValueInvalid:spec.select[0].def"},
 		{"StatusCollector", "number-subject", false, "FieldValueTypeInvalid:spec.combinedFields[0].subject"},
 		{"StatusCollector", "string-select", false, "FieldValueTypeInvalid:spec.select"},
@@ -179,5 +181,31 @@ func TestValidateBadInput(t *testing.T) {
 	}
 	if err := runValidate(context.Background(), &out, &errOut, &validateOptions{files: []string{"testdata/validate/good.yaml"}, output: "table"}); err == nil {
 		t.Error("unsupported output format accepted")
+	}
+}
+
+// TestValidateUndecodable: a document that kubectl cannot decode fails `kubectl apply` before
+// anything is sent, so validate reports it with kubectl's words and exits 1 — it is not a
+// document of "another kind" to skip.
+func TestValidateUndecodable(t *testing.T) {
+	const f = "testdata/undecodable.yaml"
+	const stopValidate = "; if you choose to ignore these errors, turn validation off with --validate=false"
+	stdout, stderr, code := runValidateForTest(t, &validateOptions{files: []string{f}})
+	if code != 1 {
+		t.Errorf("exit status %d, want 1", code)
+	}
+	if stdout != "" {
+		t.Errorf("stdout %q, want nothing valid", stdout)
+	}
+	want := strings.Join([]string{
+		"error: " + f + ": error validating data: invalid object to validate" + stopValidate,
+		"error: " + f + ": error validating data: invalid object to validate" + stopValidate,
+		"error: " + f + ": error validating data: kind not set" + stopValidate,
+		"error: " + f + ": json: cannot unmarshal array into Go struct field metadataOnlyObject.metadata of type v1.ObjectMeta",
+		"error: " + f + ": json: cannot unmarshal array into Go struct field metadataOnlyObject.metadata of type v1.ObjectMeta",
+		"",
+	}, "\n")
+	if stderr != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", stderr, want)
 	}
 }

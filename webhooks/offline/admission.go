@@ -83,24 +83,37 @@ type Object struct {
 // Admit runs `kubectl apply -f SOURCE` of one document (JSON) up to validating admission:
 // kubectl's part (Server.Apply), then the apiserver's decoding, the schema's defaults, the
 // mutating webhook and the schema's validation (Server.Create). It returns false for a document
-// that is not one of statusfold's kinds.
+// of another kind than statusfold's. A document that kubectl cannot decode at all (not an
+// object, no kind, a metadata that is not ObjectMeta) fails `kubectl apply` whatever it was
+// meant to be: Admit returns it with kubectl's error (and the GVK and name when it is one of
+// statusfold's kinds, else an empty GVK).
 func (a *Admission) Admit(ctx context.Context, source string, body []byte) (*Object, bool) {
-	var head struct {
-		metav1.TypeMeta `json:",inline"`
-		Metadata        struct {
-			Name any `json:"name"`
-		} `json:"metadata"`
-	}
-	if json.Unmarshal(body, &head) != nil {
-		return nil, false
-	}
+	// Only apiVersion and kind decide whether the document is ours: a malformed metadata (not an
+	// object, say) is an error that kubectl reports, not a reason to skip the document.
+	var head metav1.TypeMeta
+	headErr := json.Unmarshal(body, &head)
 	gvk := head.GroupVersionKind()
-	kind, ok := admittedKinds[gvk]
-	if !ok || !a.srv.Serves(gvk) {
+	kind, ours := admittedKinds[gvk]
+	ours = ours && headErr == nil && a.srv.Serves(gvk)
+	o := &Object{}
+	if ours {
+		o.GVK, o.webhook = gvk, kind.webhook
+		var named struct {
+			Metadata struct {
+				Name any `json:"name"`
+			} `json:"metadata"`
+		}
+		if json.Unmarshal(body, &named) == nil {
+			o.Name, _ = named.Metadata.Name.(string)
+		}
+	}
+	if _, _, err := kubectlDecode(source, body); err != nil {
+		o.Err = err
+		return o, true
+	}
+	if !ours {
 		return nil, false
 	}
-	o := &Object{GVK: gvk, webhook: kind.webhook}
-	o.Name, _ = head.Metadata.Name.(string)
 	var mutate MutateFunc
 	if wh := a.mutating[kind.mutating]; wh != nil {
 		mutate = mutateWith(wh, kind.mutating)

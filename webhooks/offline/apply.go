@@ -3,6 +3,7 @@ package offline
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/rest"
 	"k8s.io/kubectl/pkg/util"
@@ -38,13 +40,9 @@ func (e *ClientError) Unwrap() error { return e.Cause }
 // last-applied-configuration annotation, drops nulls, and encodes the create request's body,
 // which the apiserver refuses when it is larger than MaxRequestBodyBytes.
 func (s *Server) applyRequest(ctx context.Context, source string, data []byte) ([]byte, error) {
-	obj, gvk, err := unstructured.UnstructuredJSONScheme.Decode(data, nil, nil)
-	if err == nil {
-		// cli-runtime's metadataValidatingDecoder: metadata must decode into ObjectMeta.
-		err = utiljson.Unmarshal(data, &metadataOnlyObject{})
-	}
+	obj, gvk, err := kubectlDecode(source, data)
 	if err != nil {
-		return nil, &ClientError{Err: fmt.Errorf("unable to decode %q: %v", source, err), Cause: err}
+		return nil, err
 	}
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
@@ -84,6 +82,69 @@ func (s *Server) applyRequest(ctx context.Context, source string, data []byte) (
 		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", MaxRequestBodyBytes))
 	}
 	return body, nil
+}
+
+// kubectlDecode decodes a document (JSON) as kubectl's resource builder does, whatever its kind:
+// an object with apiVersion and kind whose metadata decodes into ObjectMeta (cli-runtime's
+// metadataValidatingDecoder). Its error is a *ClientError, as kubectl reports it.
+func kubectlDecode(source string, data []byte) (runtime.Object, *schema.GroupVersionKind, error) {
+	if err := kubectlValidate(source, data); err != nil {
+		return nil, nil, err
+	}
+	obj, gvk, err := unstructured.UnstructuredJSONScheme.Decode(data, nil, nil)
+	if err == nil {
+		err = utiljson.Unmarshal(data, &metadataOnlyObject{})
+	}
+	if err != nil {
+		return nil, nil, &ClientError{Err: fmt.Errorf("unable to decode %q: %v", source, err), Cause: err}
+	}
+	return obj, gvk, nil
+}
+
+// kubectlValidate is the client-side check that `kubectl apply` makes of every document before
+// it decodes it, with strict field validation against a server that supports it (kubectl's
+// default): that the document is an object with a string apiVersion and kind. It is
+// getObjectKind of k8s.io/kubectl/pkg/validation, run by its paramVerifyingSchema, worded as
+// cli-runtime's ValidateSchema and StreamVisitor word its failure (those packages would bring
+// kubectl's command line and kustomize into the binary).
+func kubectlValidate(source string, data []byte) error {
+	var obj any
+	if err := utiljson.Unmarshal(data, &obj); err != nil {
+		return &ClientError{Err: fmt.Errorf("error validating %q: %v", source, err), Cause: err}
+	}
+	if errs := objectKindErrors(obj); len(errs) > 0 {
+		err := fmt.Errorf("error validating data: %v; if you choose to ignore these errors, turn validation off with --validate=false",
+			utilerrors.NewAggregate(errs))
+		return &ClientError{Err: fmt.Errorf("error validating %q: %v", source, err), Cause: err}
+	}
+	return nil
+}
+
+// objectKindErrors is getObjectKind's list of problems (k8s.io/kubectl/pkg/validation).
+func objectKindErrors(obj any) []error {
+	fields, ok := obj.(map[string]any)
+	if !ok || fields == nil {
+		return []error{errors.New("invalid object to validate")}
+	}
+	var errs []error
+	switch apiVersion := fields["apiVersion"].(type) {
+	case nil:
+		errs = append(errs, errors.New("apiVersion not set"))
+	case string:
+		if _, err := schema.ParseGroupVersion(apiVersion); err != nil {
+			errs = append(errs, err)
+		}
+	default:
+		errs = append(errs, errors.New("apiVersion isn't string type"))
+	}
+	switch fields["kind"].(type) {
+	case nil:
+		errs = append(errs, errors.New("kind not set"))
+	case string:
+	default:
+		errs = append(errs, errors.New("kind isn't string type"))
+	}
+	return errs
 }
 
 // getFromEmptyCluster is kubectl's lookup of the object (resource.Info.Get) with client-go's

@@ -14,13 +14,14 @@
 // admission between decoding and validation, and returns the apiserver's *apierrors.StatusError.
 // Message prints an error as kubectl does. Admission adds statusfold's webhooks.
 //
-// Written here rather than called are the pieces the libraries do not export, each a few lines
-// that call the exported functions in the same order: the CRD handler's decoder wrapper
-// (schemaCoercingDecoder), the create handler's wording of a decoding error
-// (transformDecodeError), kubectl apply's null pruning and metadata check, its rendering of an
-// Invalid error and its naming of the object; and the create half of the custom resource
-// strategy (its package, k8s.io/apiextensions-apiserver/pkg/registry/customresource, would bring
-// the apiserver's etcd storage into the binary, as k8s.io/kubectl/pkg/cmd/util would bring
-// kustomize: +40 MB together). TestOfflineParity in test/integration/admission holds the results
-// equal to a real apiserver and kubectl, and to kubectl's own printer (package kubectltest).
+// Written here rather than called are the pieces the libraries do not export, each a few lines that
+// call the exported functions in the same order: the CRD handler's decoder wrapper
+// (schemaCoercingDecoder), the create handler's wording of a decoding error (transformDecodeError),
+// kubectl apply's null pruning, apiVersion/kind and metadata checks, its rendering of an Invalid
+// error and its naming of the object; and the create half of the custom resource strategy (its
+// package, k8s.io/apiextensions-apiserver/pkg/registry/customresource, would bring the apiserver's
+// etcd storage into the binary, as k8s.io/kubectl/pkg/cmd/util would bring kustomize: +40 MB
+// together). TestOfflineParity in test/integration/admission holds the results equal to a real
+// apiserver and kubectl, and to kubectl's own printer (package kubectltest), for rejected objects;
+// TestOfflineParityAccepted holds the admitted objects' specs equal to a server-side dry run's.
 package offline

@@ -2,6 +2,7 @@ package offline_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -207,6 +208,20 @@ func TestAdmission(t *testing.T) {
 	}
 	if st := o.Err.(apierrors.APIStatus).Status(); !strings.HasPrefix(st.Message, `admission webhook "vstatuscollector.statusfold.dev" denied the request: `) {
 		t.Errorf("status message %q does not name the webhook", st.Message)
+	}
+
+	// A metadata that does not decode is kubectl's decoding error, not a document to skip.
+	for _, meta := range []string{"[]", `"x"`, "5"} {
+		o = admit("kind: StatusCollector\nmetadata: " + meta + "\nspec: {combinedFields: [{name: n, type: COUNT}]}")
+		var ce *offline.ClientError
+		if !errors.As(o.Err, &ce) {
+			t.Errorf("metadata %s: got %v, want kubectl's decoding error", meta, o.Err)
+			continue
+		}
+		if got, want := kubectltest.Message(o.Err, "f.yaml"), `error: unable to decode "f.yaml": json: cannot unmarshal`; !strings.HasPrefix(got, want) ||
+			!strings.HasSuffix(got, "into Go struct field metadataOnlyObject.metadata of type v1.ObjectMeta") {
+			t.Errorf("metadata %s: got\n%s\nwant kubectl's %q...", meta, got, want)
+		}
 	}
 
 	// Other kinds are not ours.

@@ -1,14 +1,25 @@
 package admission
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/statusfold/statusfold/test/framework"
@@ -81,6 +92,11 @@ extra: 1`},
 kind: ContentClassifier
 metadata: {name: Jobs_v1}
 spec: {}`},
+	{"a metadata that is not an object", `
+kind: StatusCollector
+metadata: []
+spec:
+  combinedFields: [{name: count, type: COUNT}]`},
 	{"a pointer token that is not a string", `
 kind: ContentClassifier
 metadata: {name: jobs.v1.batch}
@@ -95,14 +111,7 @@ spec:
 // the schema rejects.
 func TestOfflineParity(t *testing.T) {
 	framework.RequireIntegration(t)
-	adm, err := offline.NewAdmission()
-	if err != nil {
-		t.Fatal(err)
-	}
-	checker, err := check.New(check.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	adm, checker := offlineAdmission(t)
 	ctx := context.Background()
 	type parityCase struct {
 		name string
@@ -119,6 +128,9 @@ func TestOfflineParity(t *testing.T) {
 	for _, so := range schemaObjects {
 		cases = append(cases, parityCase{"schema: " + so.name, toJSON(so.name, yamlDoc(so.yaml))})
 	}
+	// Documents that kubectl cannot decode, whatever they were meant to be.
+	cases = append(cases, parityCase{"not an object", []byte("42")},
+		parityCase{"no kind", []byte(`{"apiVersion": "control.kubestellar.io/v1alpha1", "metadata": {"name": "x"}}`)})
 	for _, bo := range badObjects {
 		cases = append(cases, parityCase{"admission: " + bo.name, toJSON(bo.name, yamlDoc(bo.yaml))})
 	}
@@ -191,6 +203,20 @@ func TestOfflineParity(t *testing.T) {
 	}
 }
 
+// offlineAdmission is statusfold validate's admission, with a checker without lookups.
+func offlineAdmission(t *testing.T) (*offline.Admission, *check.Checker) {
+	t.Helper()
+	adm, err := offline.NewAdmission()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checker, err := check.New(check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return adm, checker
+}
+
 // sameMessage compares two kubectl messages. The causes of an Invalid error from the CRD schema
 // come in no fixed order — the apiserver's OpenAPI validator walks an object's properties in Go
 // map order, so two identical requests can list them differently — so the lines after the
@@ -218,4 +244,176 @@ func withoutWarnings(out string) string {
 		}
 	}
 	return strings.TrimSpace(strings.Join(keep, "\n"))
+}
+
+// acceptedFiles hold objects that the apiserver admits: the samples and valid testdata.
+var acceptedFiles = []string{
+	"config/samples/10-statuscollectors.yaml",
+	"config/samples/20-contentclassifier.yaml",
+	"config/samples/40-bindingpolicies.yaml",
+	"config/samples/50-aggregationpolicy.yaml",
+	"cmd/statusfold/testdata/validate/good.yaml",
+}
+
+// acceptedObjects are valid objects whose stored form the schema's defaults or the mutating
+// webhook change.
+var acceptedObjects = []struct{ name, yaml string }{
+	{"limit omitted", `
+kind: StatusCollector
+metadata: {name: no-limit}
+spec:
+  select: [{name: wec, def: inventory.name}]`},
+	{"limit 0", `
+kind: StatusCollector
+metadata: {name: zero-limit}
+spec:
+  limit: 0
+  combinedFields: [{name: count, type: COUNT}]`},
+	{"nulls, which kubectl drops before it sends the object", `
+kind: StatusCollector
+metadata: {name: nulls, labels: null}
+spec:
+  filter: null
+  limit: null
+  select: [{name: wec, def: inventory.name}]`},
+	{"nulls in preserved fields, which kubectl drops too", `
+apiVersion: policy.statusfold.dev/v1alpha1
+kind: AggregationPolicy
+metadata: {name: nulls-kept-by-the-schema}
+spec:
+  target: {group: policy, kind: PodDisruptionBudget}
+  rego: |
+    package statusfold.user.poddisruptionbudget
+
+    combine := {"currentHealthy": "sum"}
+  examples:
+  - name: one WEC
+    object: {"metadata": {"generation": 1, "annotations": null}, "spec": {"x": null}}
+    wecs:
+    - name: wec1
+      status: {"currentHealthy": 2, "gone": null}
+    expectedStatus: {"currentHealthy": 2}`},
+	{"finalizer names the apiserver warns about", `
+kind: StatusCollector
+metadata: {name: finalizers, finalizers: [cleanup, example.com.cleanup, example.com/cleanup, kubernetes]}
+spec:
+  select: [{name: wec, def: inventory.name}]`},
+	{"empty lists", `
+kind: StatusCollector
+metadata: {name: empty-lists}
+spec:
+  groupBy: []
+  select: [{name: wec, def: inventory.name}]
+  combinedFields: []`},
+}
+
+// TestOfflineParityAccepted is TestOfflineParity's other half: every object that `kubectl apply`
+// admits is admitted offline too, and stored the same — the spec that a server-side dry run
+// returns (the schema's defaults, the mutating webhook) equals the offline object's.
+func TestOfflineParityAccepted(t *testing.T) {
+	framework.RequireIntegration(t)
+	adm, checker := offlineAdmission(t)
+	type acceptedCase struct {
+		name string
+		body []byte
+	}
+	var cases []acceptedCase
+	for _, f := range acceptedFiles {
+		data, err := os.ReadFile(filepath.Join(framework.RepoRoot(), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+		for i := 1; ; i++ {
+			doc, err := r.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			body, err := yaml.YAMLToJSON(doc)
+			if err != nil {
+				t.Fatalf("%s: document %d: %v", f, i, err)
+			}
+			if string(bytes.TrimSpace(body)) == "null" {
+				continue
+			}
+			cases = append(cases, acceptedCase{fmt.Sprintf("%s#%d", f, i), body})
+		}
+	}
+	for _, ao := range acceptedObjects {
+		body, err := yaml.YAMLToJSON([]byte(yamlDoc(ao.yaml)))
+		if err != nil {
+			t.Fatalf("%s: %v", ao.name, err)
+		}
+		cases = append(cases, acceptedCase{ao.name, body})
+	}
+
+	e := startAdmission(t)
+	ctx := context.Background()
+	compared, warned := 0, 0
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, ours := adm.Admit(ctx, "STDIN", c.body)
+			if !ours {
+				return // another kind (a ConfigMap in good.yaml)
+			}
+			compared++
+			kctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			stdout, stderr, err := e.cp.Kubectl(kctx, c.body, "apply", "--dry-run=server", "-o", "json", "-f", "-")
+			if err != nil {
+				t.Fatalf("kubectl apply: %v\n%s", err, stderr)
+			}
+			o.Check(ctx, checker)
+			if o.Err != nil {
+				t.Fatalf("offline: %s\nkubectl apply admitted it", offline.Message(o.Err))
+			}
+			online := &unstructured.Unstructured{}
+			if err := online.UnmarshalJSON([]byte(stdout)); err != nil {
+				t.Fatalf("kubectl's output: %v\n%s", err, stdout)
+			}
+			offlineObj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o.Typed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Both through the Go type, so that only what the type holds is compared.
+			typedOnline, err := e.cp.Scheme.New(o.GVK)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(online.Object, typedOnline); err != nil {
+				t.Fatal(err)
+			}
+			onlineObj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typedOnline)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(onlineObj["spec"], offlineObj["spec"]); diff != "" {
+				t.Errorf("spec differs (-kubectl apply +offline):\n%s", diff)
+			}
+			// The apiserver's own warnings (the webhooks' need lookups the offline checker
+			// here does not have).
+			var onlineWarnings []string
+			for _, l := range strings.Split(stderr, "\n") {
+				if w, ok := strings.CutPrefix(l, "Warning: "); ok && strings.HasPrefix(w, "metadata.") {
+					onlineWarnings = append(onlineWarnings, w)
+				}
+			}
+			offlineWarnings := slices.DeleteFunc(slices.Clone(o.Warnings), func(w string) bool { return !strings.HasPrefix(w, "metadata.") })
+			slices.Sort(onlineWarnings)
+			slices.Sort(offlineWarnings)
+			if !slices.Equal(onlineWarnings, offlineWarnings) {
+				t.Errorf("apiserver warnings differ:\nkubectl apply: %q\noffline:       %q", onlineWarnings, offlineWarnings)
+			}
+			warned += len(onlineWarnings)
+		})
+	}
+	if compared < len(acceptedObjects)+10 {
+		t.Errorf("only %d objects of statusfold's kinds compared: the samples changed?", compared)
+	}
+	if warned == 0 {
+		t.Error("no apiserver warning compared: the finalizer case no longer warns")
+	}
 }
