@@ -181,6 +181,7 @@ func (t *Table) input(name string) *activation {
 // safe for concurrent use); `obj` is the Table's plain map, which CEL reads directly.
 type activation struct {
 	t                                *Table
+	name                             string // the WEC name, which inventory.name points at
 	inventory, returned, propagation fieldsVal
 }
 
@@ -195,14 +196,15 @@ func newActivation(t *Table, w WEC) *activation {
 	return a
 }
 
-// init sets a zero activation's variables.
+// init sets a zero activation's variables. The activation must not be copied afterwards (its
+// inventory points at its name).
 func (a *activation) init(t *Table, w WEC) {
 	labels := w.Labels
 	if labels == nil {
 		labels = noLabels
 	}
-	a.t = t
-	a.inventory = fieldsVal{names: &inventoryFields, raw: [2]any{w.Name, labels}, present: [2]bool{true, true}}
+	a.t, a.name = t, w.Name
+	a.inventory = fieldsVal{names: &inventoryFields, raw: [2]any{&a.name, labels}, present: [2]bool{true, true}}
 	a.returned = fieldsVal{names: &returnedFields, raw: [2]any{w.Status}, present: [2]bool{true}}
 	a.propagation = fieldsVal{names: &propagationFields}
 	if w.LastUpdate != nil && w.Status != nil { // a WEC whose status is null has reported nothing
