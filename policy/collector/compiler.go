@@ -326,7 +326,7 @@ func (c *Compiler) compileExpr(p *field.Path, expr string) (*expression, *cel.As
 		return nil, nil, field.ErrorList{field.Invalid(p, expr, "program construction failed: "+err.Error())}
 	}
 	root := a.NativeRep().Expr()
-	return &expression{prg: prg, path: attributePath(root), loops: hasComprehension(root)}, a, nil
+	return newExpression(prg, root), a, nil
 }
 
 func costFactor(cost uint64) string {

@@ -183,6 +183,23 @@ func TestEvaluateSelect(t *testing.T) {
 	}})
 }
 
+// TestEvaluateRepeatedNames: when a WEC name repeats, the last input counts, whether or not the
+// WECs come sorted by name; the caller's slice is left as it was.
+func TestEvaluateRepeatedNames(t *testing.T) {
+	n := func(name string, v int) WEC { return wec(name, withStatus(statusJSON(t, fmt.Sprintf(`{"n": %d}`, v)))) }
+	sorted := []WEC{n("a", 1), n("a", 2), n("b", 3)}
+	unsorted := []WEC{n("b", 3), n("a", 1), n("a", 2)}
+	want := result("c", []string{"wec", "n"}, row(vs("a"), vn("2")), row(vs("b"), vn("3")))
+	sc := statusCollector("c", withSelect("wec", "inventory.name"), withSelect("n", "returned.status.n"))
+	runEvalCases(t, []evalCase{
+		{name: "sorted", sc: sc, wecs: sorted, want: want},
+		{name: "unsorted", sc: sc, wecs: unsorted, want: want},
+	})
+	if got := []string{unsorted[0].Name, unsorted[1].Name, unsorted[2].Name}; !cmp.Equal(got, []string{"b", "a", "a"}) {
+		t.Errorf("Evaluate reordered its input: %v", got)
+	}
+}
+
 func TestEvaluateRowErrorsBounded(t *testing.T) {
 	var wecs []WEC
 	for i := 24; i >= 0; i-- {

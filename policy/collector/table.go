@@ -146,16 +146,23 @@ func (t *Table) Results() []controlv1alpha1.NamedStatusCombination {
 // Evaluate is the one-shot form used by `statusfold eval`: wecs are the destinations, with their
 // inputs (when a name repeats, the last input counts).
 func Evaluate(obj map[string]any, wecs []WEC, collectors []*Collector) []controlv1alpha1.NamedStatusCombination {
-	sorted := slices.Clone(wecs)
-	slices.SortStableFunc(sorted, func(a, b WEC) int { return strings.Compare(a.Name, b.Name) })
-	// The rows are set directly; this Table is never updated, so it needs no name index.
-	t := &Table{obj: obj}
+	byName := func(a, b WEC) int { return strings.Compare(a.Name, b.Name) }
+	sorted := wecs
+	if !slices.IsSortedFunc(wecs, byName) {
+		sorted = slices.Clone(wecs)
+		slices.SortStableFunc(sorted, byName)
+	}
+	// The rows are set directly; this Table is never updated, so it needs no name index. The
+	// activations are allocated at once.
+	t := &Table{obj: obj, dests: make([]string, 0, len(sorted)), rows: make([]*activation, 0, len(sorted))}
+	acts := make([]activation, len(sorted))
 	for i, w := range sorted {
 		if i+1 < len(sorted) && sorted[i+1].Name == w.Name {
 			continue
 		}
+		acts[i].init(t, w)
 		t.dests = append(t.dests, w.Name)
-		t.rows = append(t.rows, newActivation(t, w))
+		t.rows = append(t.rows, &acts[i])
 	}
 	t.SetCollectors(collectors)
 	return t.Results()
@@ -174,6 +181,7 @@ func (t *Table) input(name string) *activation {
 // safe for concurrent use); `obj` is the Table's plain map, which CEL reads directly.
 type activation struct {
 	t                                *Table
+	name                             string // the WEC name, which inventory.name points at
 	inventory, returned, propagation fieldsVal
 }
 
@@ -183,20 +191,25 @@ var _ interpreter.Activation = (*activation)(nil)
 var noLabels = map[string]string{}
 
 func newActivation(t *Table, w WEC) *activation {
+	a := &activation{}
+	a.init(t, w)
+	return a
+}
+
+// init sets a zero activation's variables. The activation must not be copied afterwards (its
+// inventory points at its name).
+func (a *activation) init(t *Table, w WEC) {
 	labels := w.Labels
 	if labels == nil {
 		labels = noLabels
 	}
-	a := &activation{
-		t:           t,
-		inventory:   fieldsVal{names: &inventoryFields, raw: [2]any{w.Name, labels}, present: [2]bool{true, true}},
-		returned:    fieldsVal{names: &returnedFields, raw: [2]any{w.Status}, present: [2]bool{true}},
-		propagation: fieldsVal{names: &propagationFields},
-	}
+	a.t, a.name = t, w.Name
+	a.inventory = fieldsVal{names: &inventoryFields, raw: [2]any{&a.name, labels}, present: [2]bool{true, true}}
+	a.returned = fieldsVal{names: &returnedFields, raw: [2]any{w.Status}, present: [2]bool{true}}
+	a.propagation = fieldsVal{names: &propagationFields}
 	if w.LastUpdate != nil && w.Status != nil { // a WEC whose status is null has reported nothing
 		a.propagation.raw[0], a.propagation.present[0] = types.Timestamp{Time: w.LastUpdate.UTC()}, true
 	}
-	return a
 }
 
 func (a *activation) ResolveName(name string) (any, bool) {

@@ -16,7 +16,7 @@ import (
 // traits.Mapper.
 type fieldsVal struct {
 	names   *[2]string // shared per variable kind
-	raw     [2]any     // plain values (decoded JSON, label maps) or CEL values
+	raw     [2]any     // plain values (decoded JSON, label maps), CEL values, or a *string (see rawAt)
 	present [2]bool
 	vals    [2]ref.Val // CEL values of raw, made on first use
 }
@@ -53,7 +53,7 @@ func (f *fieldsVal) field(name string) (ref.Val, bool) {
 		return nil, false
 	}
 	if f.vals[i] == nil {
-		f.vals[i] = toRef(f.raw[i])
+		f.vals[i] = toRef(f.rawAt(i))
 	}
 	return f.vals[i], true
 }
@@ -64,7 +64,17 @@ func (f *fieldsVal) rawField(name string) (any, bool) {
 	if i < 0 {
 		return nil, false
 	}
-	return f.raw[i], true
+	return f.rawAt(i), true
+}
+
+// rawAt returns field i's plain value. A string field may be held as a pointer to a string in the
+// activation (inventory.name): boxing the string itself would cost an allocation for every WEC,
+// whether an expression reads it or not. Decoded JSON never holds a *string.
+func (f *fieldsVal) rawAt(i int) any {
+	if p, ok := f.raw[i].(*string); ok {
+		return *p
+	}
+	return f.raw[i]
 }
 
 // toRef converts a plain value to a CEL value; a CEL value stays as it is.
@@ -152,7 +162,7 @@ func (f *fieldsVal) Value() any {
 	m := map[string]any{}
 	for i, p := range f.present {
 		if p {
-			m[f.names[i]] = f.raw[i]
+			m[f.names[i]] = f.rawAt(i)
 		}
 	}
 	return m
