@@ -73,7 +73,7 @@ func TestStatusRead(t *testing.T) {
 	workStatus("wec1", "wds1", "web", `{"observedGeneration":1,"replicas":2,"updatedReplicas":2,"readyReplicas":2,"availableReplicas":2}`)
 	workStatus("wec2", "wds1", "web", `{"observedGeneration":1,"replicas":2,"updatedReplicas":1,"readyReplicas":1,"availableReplicas":1}`)
 	workStatus("wec3", "wds2", "web", `{"observedGeneration":1,"replicas":2}`)   // another WDS's
-	workStatus("wec1", "wds1", "other", `{"observedGeneration":1,"replicas":9}`) // another object
+	workStatus("wec3", "wds1", "other", `{"observedGeneration":1,"replicas":9}`) // another object
 
 	results := []controlv1alpha1.NamedStatusCombination{{Name: "count-wecs", ColumnNames: []string{"count"},
 		Rows: []controlv1alpha1.StatusCombinationRow{{Columns: []controlv1alpha1.Value{{Type: controlv1alpha1.TypeNumber, Number: ptr.To("2")}}}}}}
