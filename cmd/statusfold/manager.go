@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -19,8 +20,9 @@ import (
 	"github.com/statusfold/statusfold/webhooks"
 )
 
-// newManagerCommand is `statusfold manager`: the controllers (and, once wired, the webhooks).
-func newManagerCommand() *cobra.Command {
+// newManagerCommand is `statusfold manager`: the controllers and the admission webhooks, run by
+// run (aggregator.Run; tests pass a function that records the Config the flags produced).
+func newManagerCommand(run func(context.Context, aggregator.Config) error) *cobra.Command {
 	var (
 		cfg           aggregator.Config
 		wdsKubeconfig string
@@ -69,7 +71,7 @@ the workload objects' own .status.`,
 				}
 				cfg.SetupWebhooks = func(mgr manager.Manager) error { return webhooks.Setup(mgr, wopts) }
 			}
-			return aggregator.Run(cmd.Context(), cfg)
+			return run(cmd.Context(), cfg)
 		},
 	}
 	f := cmd.Flags()

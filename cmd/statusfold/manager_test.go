@@ -1,16 +1,39 @@
 package main
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/statusfold/statusfold/aggregator"
 )
 
 // A kubeconfig file sets no QPS: restConfig must turn client-side rate limiting off, as
 // ctrl.GetConfig does, instead of leaving client-go's 5 requests/s.
 func TestRestConfigFromFileIsNotThrottled(t *testing.T) {
+	path := writeKubeconfig(t)
+	cfg, err := restConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Host != "https://127.0.0.1:6443" {
+		t.Errorf("Host = %q, want https://127.0.0.1:6443", cfg.Host)
+	}
+	if cfg.QPS != -1 {
+		t.Errorf("QPS = %v, want -1 (no client-side rate limiting)", cfg.QPS)
+	}
+	if _, err := restConfig(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("restConfig of a missing file: want an error")
+	}
+}
+
+// writeKubeconfig writes a kubeconfig for an apiserver at https://127.0.0.1:6443 that nothing
+// contacts, and returns its path.
+func writeKubeconfig(t *testing.T) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	kubeconfig := `apiVersion: v1
 kind: Config
@@ -28,34 +51,44 @@ current-context: x
 	if err := os.WriteFile(path, []byte(kubeconfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := restConfig(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Host != "https://127.0.0.1:6443" {
-		t.Errorf("Host = %q, want https://127.0.0.1:6443", cfg.Host)
-	}
-	if cfg.QPS != -1 {
-		t.Errorf("QPS = %v, want -1 (no client-side rate limiting)", cfg.QPS)
-	}
-	if _, err := restConfig(filepath.Join(t.TempDir(), "missing")); err == nil {
-		t.Error("restConfig of a missing file: want an error")
-	}
+	return path
 }
 
-func TestManagerPprofFlagDefaultsOff(t *testing.T) {
-	f := newManagerCommand().Flags().Lookup("pprof-bind-address")
-	if f == nil {
-		t.Fatal("no --pprof-bind-address flag")
+// managerConfig runs `statusfold manager args…` up to the point where it would start the manager,
+// and returns the Config it would start it with.
+func managerConfig(t *testing.T, args ...string) aggregator.Config {
+	t.Helper()
+	var got *aggregator.Config
+	cmd := newManagerCommand(func(_ context.Context, cfg aggregator.Config) error {
+		got = &cfg
+		return nil
+	})
+	cmd.SetArgs(append([]string{"--wds-kubeconfig", writeKubeconfig(t), "--webhooks=false"}, args...))
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("manager %v: %v", args, err)
 	}
-	if f.DefValue != "" {
-		t.Errorf("--pprof-bind-address default = %q, want off (empty)", f.DefValue)
+	if got == nil {
+		t.Fatalf("manager %v: the manager was not run", args)
+	}
+	return *got
+}
+
+// The profiler is off unless asked for: the Config the manager is started with has no pprof
+// address (controller-runtime then serves no /debug/pprof/), and the flag, when given, reaches it.
+func TestManagerPprofFlagDefaultsOff(t *testing.T) {
+	if addr := managerConfig(t).PprofAddr; addr != "" {
+		t.Errorf("without --pprof-bind-address the manager serves the profiler at %q, want off (empty)", addr)
+	}
+	if addr := managerConfig(t, "--pprof-bind-address=127.0.0.1:6060").PprofAddr; addr != "127.0.0.1:6060" {
+		t.Errorf("--pprof-bind-address=127.0.0.1:6060: manager started with PprofAddr %q", addr)
 	}
 }
 
 func TestManagerRejectsNonPositiveTimeBudget(t *testing.T) {
 	for _, v := range []string{"0s", "-1s"} {
-		cmd := newManagerCommand()
+		cmd := newManagerCommand(aggregator.Run)
 		cmd.SetArgs([]string{"--collector-time-budget=" + v, "--wds-kubeconfig", filepath.Join(t.TempDir(), "unused")})
 		cmd.SetOut(io.Discard)
 		cmd.SetErr(io.Discard)

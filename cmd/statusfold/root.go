@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/statusfold/statusfold/aggregator"
 )
 
 // version is set at link time (-ldflags "-X main.version=…"); otherwise it comes from the module's
@@ -42,7 +44,7 @@ aggregate (many clusters).`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCommand())
-	root.AddCommand(newManagerCommand())
+	root.AddCommand(newManagerCommand(aggregator.Run))
 	root.AddCommand(newLocalCommand(), newWECSimCommand(), newStatusCommand())
 	root.AddCommand(newAggregateCommand(), newPolicyCommand())
 	root.AddCommand(newValidateCommand())

@@ -3,14 +3,19 @@
 package samples_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -41,7 +46,16 @@ func sampleDocs(t *testing.T) []sampleDoc {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, part := range bytes.Split(data, []byte("\n---\n")) {
+			// apimachinery's YAML reader, as `statusfold local` splits the samples it applies.
+			r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+			for {
+				part, err := r.Read()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
 				u := &unstructured.Unstructured{}
 				if err := yaml.Unmarshal(part, &u.Object); err != nil {
 					t.Fatalf("%s: %v", f, err)
@@ -59,11 +73,78 @@ func sampleDocs(t *testing.T) []sampleDoc {
 	return docs
 }
 
-func TestEverySampleSaysWhatItShows(t *testing.T) {
-	for _, d := range sampleDocs(t) {
-		if !strings.HasPrefix(strings.TrimSpace(string(d.raw)), "# ") {
-			t.Errorf("%s: %s %s has no leading comment saying what it shows", d.file, d.obj.GetKind(), d.obj.GetName())
+// leadingComment returns the comment that says what a document shows: the comment line just
+// before its first line of YAML, in a block of comment lines that starts the document (a file's
+// first document may start with a comment about the whole file). It must be a sentence of a few
+// words.
+func leadingComment(doc []byte) (string, error) {
+	var last string
+	for line := range strings.Lines(string(doc)) {
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case strings.TrimSpace(line) == "":
+			last = "" // a blank line detaches the comment above it
+			continue
+		case strings.HasPrefix(line, "#"):
+			last = strings.TrimSpace(strings.TrimPrefix(line, "#"))
+			continue
 		}
+		switch {
+		case last == "":
+			return "", errors.New("no comment line right before the first line of YAML")
+		case len(strings.Fields(last)) < 3:
+			return "", fmt.Errorf("comment %q is too short to say what the document shows", last)
+		}
+		return last, nil
+	}
+	return "", errors.New("no YAML after the comment")
+}
+
+func TestLeadingComment(t *testing.T) {
+	const yaml = "apiVersion: v1\nkind: Namespace\n"
+	cases := []struct {
+		name, doc, want, wantErr string
+	}{
+		{"one line", "# The demo namespace.\n" + yaml, "The demo namespace.", ""},
+		{"file comment first", "# File.\n#\n# Number of WECs: one row.\n" + yaml, "Number of WECs: one row.", ""},
+		{"CRLF", "# The demo namespace.\r\n" + yaml, "The demo namespace.", ""},
+		{"blank line first", "\n# The demo namespace.\n" + yaml, "The demo namespace.", ""},
+		{"none", yaml, "", "no comment line"},
+		{"comment after the first key", "apiVersion: v1\n# The demo namespace.\nkind: Namespace\n", "", "no comment line"},
+		{"empty comment last", "# The demo namespace.\n#\n" + yaml, "", "no comment line"},
+		{"blank line between", "# The demo namespace.\n\n" + yaml, "", "no comment line"},
+		{"too short", "# demo\n" + yaml, "", "too short"},
+		{"comment only", "# The demo namespace.\n", "", "no YAML"},
+	}
+	for _, tc := range cases {
+		got, err := leadingComment([]byte(tc.doc))
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: comment %q, error %v; want an error containing %q", tc.name, got, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s: comment %q, error %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+// Every sample document starts with its own comment saying what it shows (docs/local.md "The
+// samples"): two documents with the same comment do not each say what they show.
+func TestEverySampleSaysWhatItShows(t *testing.T) {
+	seen := map[string]string{}
+	for _, d := range sampleDocs(t) {
+		what := fmt.Sprintf("%s: %s %s", d.file, d.obj.GetKind(), d.obj.GetName())
+		c, err := leadingComment(d.raw)
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+			continue
+		}
+		if other, ok := seen[c]; ok {
+			t.Errorf("%s has the same comment as %s: %q", what, other, c)
+		}
+		seen[c] = what
 	}
 }
 
