@@ -66,6 +66,9 @@ func (a *Aggregator) apply(ctx context.Context, u *unstructured.Unstructured, su
 	}
 	if err != nil {
 		a.metrics.errors.WithLabelValues("write").Inc()
+		if sent != u || served != nil {
+			a.refreshOnSchemaRejection(err)
+		}
 		return fmt.Errorf("apply %s %s/%s: %w", what, u.GetNamespace(), u.GetName(), err)
 	}
 	if sent != u {
@@ -108,6 +111,23 @@ func (a *Aggregator) pruneToServed(u *unstructured.Unstructured) (*unstructured.
 		return u, s, nil
 	}
 	return &unstructured.Unstructured{Object: obj}, s, dropped
+}
+
+// schemaRefresher is a schema resolver that can be told to look for new published schemas now
+// (check.DiscoverySchemas).
+type schemaRefresher interface{ Refresh() }
+
+// refreshOnSchemaRejection makes the schema resolver look for new schemas when the apiserver
+// rejected a pruned write for a field its schema does not declare: the CRD was replaced (as
+// KubeStellar's controller-manager does at every start) since the schema was last read, and the
+// retry then prunes to the new one instead of failing until the next periodic look.
+func (a *Aggregator) refreshOnSchemaRejection(err error) {
+	if !strings.Contains(err.Error(), "field not declared in schema") {
+		return
+	}
+	if r, ok := a.opts.Schemas.(schemaRefresher); ok {
+		r.Refresh()
+	}
 }
 
 // servedDrop identifies a report of reportServedDrops.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,29 +36,8 @@ func TestUnderKubeStellarCRDs(t *testing.T) {
 	ns := "ks-crds"
 	d := deployment(t, c, ns, "web", 3, nil)
 
-	replaceCRDVersions(t, c, "statuscollectors.control.kubestellar.io",
-		filepath.Join(kubestellarCRDs, "control.kubestellar.io_statuscollectors.yaml"))
-	replaceCRDVersions(t, c, "combinedstatuses.control.kubestellar.io",
-		filepath.Join(kubestellarCRDs, "control.kubestellar.io_combinedstatuses.yaml"))
-	eventually(t, "KubeStellar's CombinedStatus schema served", func() error {
-		err := c.Create(context.Background(), aggregationErrorProbe(), client.DryRunAll, client.FieldValidation("Strict"))
-		if err == nil || !strings.Contains(err.Error(), "unknown field") {
-			return fmt.Errorf("a CombinedStatus with aggregationErrors[].row is still accepted: %v", err)
-		}
-		return nil
-	})
-
-	create(t, c,
-		// SUM over a string: an aggregation error for column "sum", with a row and a count in
-		// statusfold's schema.
-		// (KubeStellar's schema requires limit.)
-		&controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "sum-phase"}, Spec: controlv1alpha1.StatusCollectorSpec{Limit: 20,
-			CombinedFields: []controlv1alpha1.NamedAggregator{{Name: "count", Type: controlv1alpha1.AggregatorTypeCount},
-				{Name: "sum", Type: controlv1alpha1.AggregatorTypeSum, Subject: expr("returned.status.phase")}}}},
-		policy("ks-crds", []string{"wec1", "wec2"}, clause("apps", "deployments", ns, []string{"web"}, collectors("sum-phase"))),
-	)
-	report(t, c, "wec1", deploymentRef(d), map[string]any{"phase": "Running"}, applied(d.Generation))
-	report(t, c, "wec2", deploymentRef(d), map[string]any{"phase": "Running"}, applied(d.Generation))
+	installKubeStellarCRDs(t, c)
+	sumPhase(t, c, d, ns)
 
 	droppedBefore := counter(t, "statusfold_status_fields_dropped_total", "reason", "served-schema")
 	startManager(t, cp, aggregator.Options{CatalogRefresh: time.Second})
@@ -111,6 +91,97 @@ func TestUnderKubeStellarCRDs(t *testing.T) {
 			report(t, c, "wec1", deploymentRef(d), map[string]any{"phase": fmt.Sprintf("Pending-%d", n)}, applied(d.Generation))
 		}
 		return err
+	})
+}
+
+// sumPhase creates a StatusCollector "sum-phase" (COUNT, and a SUM over returned.status.phase, a
+// string: an aggregation error for column "sum", which statusfold's schema gives a row and a
+// count) and a BindingPolicy "ks-crds" that selects d for wec1 and wec2 with it, and has both
+// WECs report the phase Running.
+func sumPhase(t *testing.T, c client.Client, d *appsv1.Deployment, ns string) {
+	t.Helper()
+	create(t, c,
+		// (KubeStellar's schema requires limit.)
+		&controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "sum-phase"}, Spec: controlv1alpha1.StatusCollectorSpec{Limit: 20,
+			CombinedFields: []controlv1alpha1.NamedAggregator{{Name: "count", Type: controlv1alpha1.AggregatorTypeCount},
+				{Name: "sum", Type: controlv1alpha1.AggregatorTypeSum, Subject: expr("returned.status.phase")}}}},
+		policy("ks-crds", []string{"wec1", "wec2"}, clause("apps", "deployments", ns, []string{"web"}, collectors("sum-phase"))),
+	)
+	report(t, c, "wec1", deploymentRef(d), map[string]any{"phase": "Running"}, applied(d.Generation))
+	report(t, c, "wec2", deploymentRef(d), map[string]any{"phase": "Running"}, applied(d.Generation))
+}
+
+// TestKubeStellarCRDsReplacedAtRuntime: KubeStellar's controller-manager (re)starts while
+// statusfold runs and replaces the CRDs. The next writes are pruned to the new schema at once —
+// not after the next periodic look at the published schemas (an hour here): a write that the
+// apiserver rejects for a field its schema does not declare makes statusfold re-read them.
+func TestKubeStellarCRDsReplacedAtRuntime(t *testing.T) {
+	cp := framework.RunControlPlane(t)
+	c := cp.Client
+	for _, w := range []string{"wec1", "wec2"} {
+		addCluster(t, c, w, map[string]string{"name": w})
+	}
+	ns := "ks-crds-runtime"
+	d := deployment(t, c, ns, "web", 3, nil)
+	sumPhase(t, c, d, ns)
+	startManager(t, cp, aggregator.Options{CatalogRefresh: time.Hour})
+	cs := expectResult(t, c, d, "ks-crds", ns, "sum-phase", [][]string{{"2", "0"}})
+	eventually(t, "aggregationErrors with row and count under statusfold's schema", func() error {
+		return expectAggregationError(c, ns, cs.Name, true)
+	})
+	eventually(t, "the StatusCollector's Valid condition", func() error {
+		var sc controlv1alpha1.StatusCollector
+		if err := c.Get(context.Background(), client.ObjectKey{Name: "sum-phase"}, &sc); err != nil {
+			return err
+		}
+		if len(sc.Status.Conditions) == 0 {
+			return fmt.Errorf("no conditions: %+v", sc.Status)
+		}
+		return nil
+	})
+
+	installKubeStellarCRDs(t, c)
+	report(t, c, "wec1", deploymentRef(d), map[string]any{"phase": "Failed"}, applied(d.Generation))
+	eventually(t, "the new aggregation error written without row and count", func() error {
+		if e := aggregationError(c, ns, cs.Name); !strings.Contains(e, "Failed") {
+			return fmt.Errorf("aggregation error %q does not name wec1's new value", e)
+		}
+		return expectAggregationError(c, ns, cs.Name, false)
+	})
+	var sc controlv1alpha1.StatusCollector
+	if err := c.Get(context.Background(), client.ObjectKey{Name: "sum-phase"}, &sc); err != nil {
+		t.Fatal(err)
+	}
+	sc.Spec.Limit = 10
+	if err := c.Update(context.Background(), &sc); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the StatusCollector's status of its new generation written", func() error {
+		u, err := getObject(c, &controlv1alpha1.StatusCollector{}, "", "sum-phase")
+		if err != nil {
+			return err
+		}
+		if gen, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration"); gen != u.GetGeneration() {
+			return fmt.Errorf("status.observedGeneration %d, generation %d", gen, u.GetGeneration())
+		}
+		return nil
+	})
+}
+
+// installKubeStellarCRDs puts KubeStellar's StatusCollector and CombinedStatus CRDs in place of
+// statusfold's, as its controller-manager does at startup, and waits until they are served.
+func installKubeStellarCRDs(t *testing.T, c client.Client) {
+	t.Helper()
+	replaceCRDVersions(t, c, "statuscollectors.control.kubestellar.io",
+		filepath.Join(kubestellarCRDs, "control.kubestellar.io_statuscollectors.yaml"))
+	replaceCRDVersions(t, c, "combinedstatuses.control.kubestellar.io",
+		filepath.Join(kubestellarCRDs, "control.kubestellar.io_combinedstatuses.yaml"))
+	eventually(t, "KubeStellar's CombinedStatus schema served", func() error {
+		err := c.Create(context.Background(), aggregationErrorProbe(), client.DryRunAll, client.FieldValidation("Strict"))
+		if err == nil || !strings.Contains(err.Error(), "unknown field") {
+			return fmt.Errorf("a CombinedStatus with aggregationErrors[].row is still accepted: %v", err)
+		}
+		return nil
 	})
 }
 
