@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -173,8 +174,10 @@ type Aggregator struct {
 	// versionRefresh: see onWorkload.
 	versionRefresh time.Duration
 
-	// trees are the compiled status schemas of the kinds (schemaprune.go).
+	// trees are the compiled status and object schemas of the kinds (schemaprune.go).
 	trees *fieldTrees
+	// servedDrops are the (kind, served schema, dropped fields) already reported (apply.go).
+	servedDrops *lru.Cache
 	// failures rate-limits the logs and Events of failures (failures.go).
 	failures *throttle
 
@@ -240,6 +243,8 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		watches:  map[string]toolscache.ResourceEventHandlerRegistration{},
 		failures: newThrottle(failureWindow),
 		trees:    newFieldTrees(),
+
+		servedDrops: lru.New(256),
 
 		versionRefresh: DefaultVersionRefreshDelay,
 	}

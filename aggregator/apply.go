@@ -2,10 +2,17 @@ package aggregator
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/cel/openapi/resolver"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -32,8 +39,17 @@ func toApply(obj client.Object, kind string, keepStatus bool) (*unstructured.Uns
 // apply server-side applies u under FieldManager, on the main resource, or on the subresource
 // when it is not "". force takes fields over from other managers: used for what statusfold alone
 // writes (Bindings, CombinedStatuses, our kinds' status), never for workload objects.
+//
+// An object of KubeStellar's group (control.kubestellar.io) is first pruned to the schema the
+// apiserver serves for its kind (pruneToServed).
 func (a *Aggregator) apply(ctx context.Context, u *unstructured.Unstructured, subresource string, force bool, what string) error {
-	ac := client.ApplyConfigurationFromUnstructured(u)
+	var dropped []string
+	var served *spec.Schema
+	sent := u
+	if u.GroupVersionKind().Group == controlv1alpha1.GroupVersion.Group {
+		sent, served, dropped = a.pruneToServed(u)
+	}
+	ac := client.ApplyConfigurationFromUnstructured(sent)
 	var err error
 	if subresource == "" {
 		opts := []client.ApplyOption{client.FieldOwner(FieldManager)}
@@ -50,8 +66,92 @@ func (a *Aggregator) apply(ctx context.Context, u *unstructured.Unstructured, su
 	}
 	if err != nil {
 		a.metrics.errors.WithLabelValues("write").Inc()
+		if sent != u || served != nil {
+			a.refreshOnSchemaRejection(err)
+		}
 		return fmt.Errorf("apply %s %s/%s: %w", what, u.GetNamespace(), u.GetName(), err)
 	}
+	if sent != u {
+		u.Object = sent.Object // the apiserver's answer, as for an unpruned apply
+	}
 	a.metrics.writes.WithLabelValues(what, "apply").Inc()
+	if len(dropped) > 0 {
+		a.reportServedDrops(u, served, dropped)
+	}
 	return nil
+}
+
+// Served schemas (docs/kubestellar.md, "KubeStellar's CRDs"): KubeStellar's controller-manager
+// replaces the CRDs of its kinds with its own at every start, and those lack fields that
+// statusfold writes (aggregationErrors[].row and .count, StatusCollector .status.conditions).
+// Server-side apply rejects a whole object that holds a field its schema does not declare, so
+// every write to a control.kubestellar.io object is pruned to the schema served for its kind —
+// with the same compiled field trees and schema resolver as a returned status (schemaprune.go) —
+// and what was dropped is reported once per kind and served schema.
+
+// pruneToServed returns u without the fields that the served schema of its kind does not
+// declare, with that schema and the paths dropped. When the schema cannot be read u is returned
+// whole (the apiserver then decides) and the failure is counted and logged.
+func (a *Aggregator) pruneToServed(u *unstructured.Unstructured) (*unstructured.Unstructured, *spec.Schema, []string) {
+	gvk := u.GroupVersionKind()
+	t, s, err := a.trees.objectTree(a.opts.Schemas, gvk)
+	if errors.Is(err, resolver.ErrSchemaNotFound) {
+		return u, nil, nil
+	}
+	if err != nil {
+		a.metrics.errors.WithLabelValues("schema").Inc()
+		if ok, n := a.failures.allow("served-schema\x00"+gvk.String(), time.Now()); ok {
+			a.log.Info("failure", "reason", "SchemaUnavailable", "kind", gvk.String(), "suppressed", n,
+				"error", fmt.Sprintf("written unpruned: no served schema for %s: %v", gvk, err))
+		}
+		return u, nil, nil
+	}
+	obj, dropped := pruneObject(u.Object, t)
+	if len(dropped) == 0 {
+		return u, s, nil
+	}
+	return &unstructured.Unstructured{Object: obj}, s, dropped
+}
+
+// schemaRefresher is a schema resolver that can be told to look for new published schemas now
+// (check.DiscoverySchemas).
+type schemaRefresher interface{ Refresh() }
+
+// refreshOnSchemaRejection makes the schema resolver look for new schemas when the apiserver
+// rejected a pruned write for a field its schema does not declare: the CRD was replaced (as
+// KubeStellar's controller-manager does at every start) since the schema was last read, and the
+// retry then prunes to the new one instead of failing until the next periodic look.
+func (a *Aggregator) refreshOnSchemaRejection(err error) {
+	if !strings.Contains(err.Error(), "field not declared in schema") {
+		return
+	}
+	if r, ok := a.opts.Schemas.(schemaRefresher); ok {
+		r.Refresh()
+	}
+}
+
+// servedDrop identifies a report of reportServedDrops.
+type servedDrop struct {
+	kind    schema.GroupVersionKind
+	schema  *spec.Schema
+	dropped string
+}
+
+// reportServedDrops counts the fields of a write that the served schema of its kind does not
+// declare (statusfold_status_fields_dropped_total, reason served-schema) and, the first time
+// for this kind, schema and set of fields, logs them and records a Warning Event on the object.
+func (a *Aggregator) reportServedDrops(u *unstructured.Unstructured, served *spec.Schema, dropped []string) {
+	a.metrics.dropped.WithLabelValues("served-schema").Add(float64(len(dropped)))
+	key := servedDrop{kind: u.GroupVersionKind(), schema: served, dropped: strings.Join(dropped, ",")}
+	if _, seen := a.servedDrops.Get(key); seen {
+		return
+	}
+	a.servedDrops.Add(key, struct{}{})
+	gk := key.kind.GroupKind()
+	a.log.Info("fields dropped: not in the served schema", "kind", gk.String(), "fields", dropped,
+		"object", client.ObjectKeyFromObject(u).String())
+	ref := &corev1.ObjectReference{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+	a.recorder.Eventf(ref, nil, corev1.EventTypeWarning, "FieldsDropped", "Apply", "%s",
+		truncate(fmt.Sprintf("written without fields that the served schema of %s does not declare "+
+			"(reported once per kind and schema): %s", gk, strings.Join(dropped, ", ")), 1024))
 }

@@ -16,7 +16,7 @@ type metrics struct {
 	writes      *prometheus.CounterVec // what: combinedstatus, status, label, binding, ...; op: apply, delete
 	latency     prometheus.Histogram   // WorkStatus event → write
 	conflicts   prometheus.Counter     // status applies refused because another manager owns a field
-	dropped     *prometheus.CounterVec // reason: schema — returned status fields not written
+	dropped     *prometheus.CounterVec // reason: schema (returned status), served-schema (our control.kubestellar.io writes)
 }
 
 // errorPlaces are the values of statusfold_errors_total's "where" label (docs/controller.md).
@@ -56,7 +56,8 @@ func newMetrics() *metrics {
 			}),
 			dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Name: "statusfold_status_fields_dropped_total",
-				Help: "Returned status fields not written, by reason (schema: the WDS's schema of the kind does not declare them).",
+				Help: "Fields not written, by reason (schema: returned status fields that the WDS's schema of the kind does not declare; " +
+					"served-schema: fields of statusfold's writes to control.kubestellar.io objects that the served CRD does not declare, as under KubeStellar's own CRDs).",
 			}, []string{"reason"}),
 		}
 		// Every error series exists from the start, at 0: alerts and dashboards on
@@ -65,6 +66,7 @@ func newMetrics() *metrics {
 			m.errors.WithLabelValues(where)
 		}
 		m.dropped.WithLabelValues("schema")
+		m.dropped.WithLabelValues("served-schema")
 		ctrlmetrics.Registry.MustRegister(m.evaluations, m.rows, m.errors, m.writes, m.latency, m.conflicts, m.dropped)
 		theMetrics = m
 	})

@@ -65,12 +65,20 @@ func compileTree(s *spec.Schema) *fieldTree {
 	return t
 }
 
-// fieldTrees caches the compiled status trees by resolved schema: a resolver returns the same
-// *spec.Schema while the published schema is unchanged, so a tree is compiled once per kind and
-// schema version. Safe for concurrent use.
+// fieldTrees caches the compiled trees by resolved schema: a resolver returns the same
+// *spec.Schema while the published schema is unchanged (DiscoverySchemas re-reads a group
+// version's document when its published hash changes), so a tree is compiled once per kind,
+// schema version and use. Safe for concurrent use.
 type fieldTrees struct {
 	mu    sync.Mutex
-	cache *lru.Cache // *spec.Schema (the kind's root) → *fieldTree (nil: keep everything)
+	cache *lru.Cache // treeKey → *fieldTree (nil: keep everything)
+}
+
+// treeKey names a compiled tree: the kind's resolved root schema, and whether the tree is of the
+// whole object (objectTree) or of its status (statusTree).
+type treeKey struct {
+	root  *spec.Schema
+	whole bool
 }
 
 func newFieldTrees() *fieldTrees { return &fieldTrees{cache: lru.New(512)} }
@@ -79,28 +87,64 @@ func newFieldTrees() *fieldTrees { return &fieldTrees{cache: lru.New(512)} }
 // when the kind keeps unknown fields everywhere (nothing is pruned), a tree with none set when
 // the kind declares no status, and an error when the schema cannot be read.
 func (f *fieldTrees) statusTree(r resolver.SchemaResolver, gvk schema.GroupVersionKind) (*fieldTree, error) {
+	t, _, err := f.tree(r, gvk, false)
+	return t, err
+}
+
+// objectTree returns the compiled schema of the kind's whole object as the apiserver serves it
+// (apiVersion, kind and metadata kept as they are), and the resolved schema it was compiled from,
+// which identifies the served version of the schema. The tree is nil when the kind keeps unknown
+// fields at its root (nothing is pruned).
+func (f *fieldTrees) objectTree(r resolver.SchemaResolver, gvk schema.GroupVersionKind) (*fieldTree, *spec.Schema, error) {
+	return f.tree(r, gvk, true)
+}
+
+func (f *fieldTrees) tree(r resolver.SchemaResolver, gvk schema.GroupVersionKind, whole bool) (*fieldTree, *spec.Schema, error) {
 	if r == nil {
-		return nil, errors.New("no schema resolver")
+		return nil, nil, errors.New("no schema resolver")
 	}
 	s, err := r.ResolveSchema(gvk)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	key := treeKey{root: s, whole: whole}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if v, ok := f.cache.Get(s); ok {
-		return v.(*fieldTree), nil
+	if v, ok := f.cache.Get(key); ok {
+		return v.(*fieldTree), s, nil
 	}
 	var t *fieldTree
-	switch st, ok := s.Properties["status"]; {
+	st, hasStatus := s.Properties["status"]
+	switch {
 	case extBool(s, extPreserveUnknown):
-	case !ok:
+	case whole:
+		t = compileTree(s)
+		if t.props == nil {
+			t.props = map[string]*fieldTree{}
+		}
+		for _, k := range []string{"apiVersion", "kind", "metadata"} {
+			t.props[k] = &fieldTree{keep: true}
+		}
+	case !hasStatus:
 		t = &fieldTree{none: true}
 	default:
 		t = compileTree(&st)
 	}
-	f.cache.Add(s, t)
-	return t, nil
+	f.cache.Add(key, t)
+	return t, s, nil
+}
+
+// pruneObject removes from obj (a whole object, as sent in an apply) the fields that the object
+// tree t does not declare, and returns the result and the paths removed (".status.conditions",
+// ".results[*].aggregationErrors[*].row"), sorted. A nil t removes nothing. obj is not modified.
+func pruneObject(obj map[string]any, t *fieldTree) (map[string]any, []string) {
+	if t == nil || obj == nil {
+		return obj, nil
+	}
+	var p pruner
+	out, _ := p.value(obj, t)
+	m, _ := out.(map[string]any)
+	return m, p.sorted()
 }
 
 // pruneStatus removes from status the fields that the status tree t does not declare and

@@ -186,3 +186,77 @@ func BenchmarkPruneStatus(b *testing.B) {
 		}
 	})
 }
+
+// TestPruneObjectServedCRDs prunes statusfold's writes of control.kubestellar.io objects against
+// the CRDs that may be served: statusfold's own (nothing dropped) and KubeStellar v0.30.0's, which
+// its controller-manager installs (aggregationErrors[].row/count and StatusCollector
+// .status.conditions dropped, everything else kept).
+func TestPruneObjectServedCRDs(t *testing.T) {
+	combined := `{"apiVersion":"control.kubestellar.io/v1alpha1","kind":"CombinedStatus",
+		"metadata":{"name":"u1.u2","namespace":"ns","labels":{"status.kubestellar.io/binding-policy":"p"}},
+		"results":[{"name":"c","columnNames":["count","sum"],
+			"rows":[{"columns":[{"type":"Number","float":"2"},{"type":"Object","object":{"any":{"thing":1}}}]}],
+			"rowErrors":[{"wec":{"clusterId":"wec1"},"columnName":"sum","error":"e"}],
+			"aggregationErrors":[{"columnName":"sum","error":"not a number","row":0,"count":2}]}]}`
+	collector := `{"apiVersion":"control.kubestellar.io/v1alpha1","kind":"StatusCollector","metadata":{"name":"sc"},
+		"status":{"observedGeneration":2,"errors":["e"],
+			"conditions":[{"type":"Valid","status":"False","reason":"Invalid","message":"e","observedGeneration":2,"lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`
+	ours, err := check.LoadSchemas(filepath.Join("..", "config", "crd", "bases"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubestellar, err := check.LoadSchemas(filepath.Join("..", "test", "integration", "controller", "testdata", "kubestellar-v0.30.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name        string
+		served      *check.OfflineSchemas
+		obj         string
+		wantDropped []string
+		want        func(m map[string]any) // the expected object, from the input
+	}{
+		{name: "CombinedStatus, statusfold's CRD", served: ours, obj: combined},
+		{name: "StatusCollector, statusfold's CRD", served: ours, obj: collector},
+		{name: "CombinedStatus, KubeStellar's CRD", served: kubestellar, obj: combined,
+			wantDropped: []string{".results[*].aggregationErrors[*].count", ".results[*].aggregationErrors[*].row"},
+			want: func(m map[string]any) {
+				e := m["results"].([]any)[0].(map[string]any)["aggregationErrors"].([]any)[0].(map[string]any)
+				delete(e, "row")
+				delete(e, "count")
+			}},
+		{name: "StatusCollector, KubeStellar's CRD", served: kubestellar, obj: collector,
+			wantDropped: []string{".status.conditions"},
+			want:        func(m map[string]any) { delete(m["status"].(map[string]any), "conditions") }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := jsonMap(t, tc.obj)
+			want := jsonMap(t, tc.obj)
+			if tc.want != nil {
+				tc.want(want)
+			}
+			gvk := schema.FromAPIVersionAndKind(in["apiVersion"].(string), in["kind"].(string))
+			trees := newFieldTrees()
+			tree, root, err := trees.objectTree(tc.served, gvk)
+			if err != nil || tree == nil {
+				t.Fatalf("objectTree: %v, %v", tree, err)
+			}
+			if again, root2, _ := trees.objectTree(tc.served, gvk); again != tree || root2 != root {
+				t.Errorf("the tree of an unchanged schema was compiled again")
+			}
+			got, dropped := pruneObject(in, tree)
+			if !slices.Equal(dropped, tc.wantDropped) {
+				t.Errorf("dropped %q, want %q", dropped, tc.wantDropped)
+			}
+			if !equality.Semantic.DeepEqual(got, want) {
+				g, _ := json.Marshal(got)
+				w, _ := json.Marshal(want)
+				t.Errorf("pruned:\n%s\nwant:\n%s", g, w)
+			}
+			if !equality.Semantic.DeepEqual(in, jsonMap(t, tc.obj)) {
+				t.Errorf("the input was modified")
+			}
+		})
+	}
+}

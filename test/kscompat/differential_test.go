@@ -142,9 +142,9 @@ func departures() map[string]string {
 // The two controllers cannot own the same CombinedStatus names at once, so they run one after the
 // other: KubeStellar's status controller writes, its output is read, it is killed and its
 // CombinedStatuses are deleted; then statusfold writes from the same Bindings (which KubeStellar's
-// binding controller keeps writing in both phases). KubeStellar's status controller runs with
-// KubeStellar's CRDs (it installs them at startup), statusfold with its own, put back after
-// KubeStellar's binding controller started (see reinstallStatusfoldCRDs).
+// binding controller keeps writing in both phases). Both run under KubeStellar's CRDs, which its
+// controller-manager installs at startup: statusfold prunes its writes to the served schema
+// (docs/kubestellar.md).
 func TestDifferential(t *testing.T) {
 	s := startSpace(t)
 	collectors := setupCorpus(t, s)
@@ -167,7 +167,6 @@ func TestDifferential(t *testing.T) {
 
 	ksb := s.startKubeStellar("binding")
 	s.waitForLog(ksb, `"Starting controller" logger="setup" name="Binding"`, time.Minute)
-	s.reinstallStatusfoldCRDs()
 	sf := s.startStatusfold()
 	start = time.Now()
 	sfOut := settledCombinedStatuses(t, s, []*process{ksb, sf}, len(collectors), 3*time.Second, 3*time.Minute)

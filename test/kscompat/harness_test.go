@@ -352,20 +352,6 @@ func (s *space) waitForLog(p *process, text string, timeout time.Duration) {
 	})
 }
 
-// reinstallStatusfoldCRDs puts statusfold's CRDs back after KubeStellar's controller-manager has
-// replaced its five with its own at startup: statusfold writes fields that KubeStellar's schema
-// lacks (aggregationErrors[].row and .count, StatusCollector .status.conditions, a
-// lastUpdateTime in policy conditions), and server-side apply rejects a field the schema does not
-// declare (see docs/kubestellar.md).
-func (s *space) reinstallStatusfoldCRDs() {
-	s.t.Helper()
-	if _, err := envtest.InstallCRDs(s.cfg, envtest.CRDInstallOptions{
-		Paths: []string{filepath.Join(repoRoot(), "config", "crd", "bases")}, ErrorIfPathMissing: true,
-	}); err != nil {
-		s.t.Fatalf("reinstalling statusfold's CRDs: %v", err)
-	}
-}
-
 // startStatusfold runs `statusfold manager` in external binding mode against this space.
 func (s *space) startStatusfold(extra ...string) *process {
 	s.t.Helper()

@@ -85,7 +85,6 @@ func TestEndToEndLatency(t *testing.T) {
 
 	ksb := s.startKubeStellar("binding")
 	s.waitForLog(ksb, `"Starting controller" logger="setup" name="Binding"`, time.Minute)
-	s.reinstallStatusfoldCRDs()
 	sf := s.startStatusfold()
 	sfTimes := measureUpdates(t, s, []*process{ksb, sf}, 11, 200)[1:] // the first waits for statusfold's start
 	med := func(ds []time.Duration) time.Duration {

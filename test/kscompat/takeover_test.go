@@ -61,7 +61,6 @@ func TestTakeOver(t *testing.T) {
 	}
 	ksb := s.startKubeStellar("binding")
 	s.waitForLog(ksb, `"Starting controller" logger="setup" name="Binding"`, time.Minute)
-	s.reinstallStatusfoldCRDs()
 	sf := s.startStatusfold()
 	after := sumIs([]*process{ksb, sf}, "[sum] (Number:13)")
 	if after.UID != before.UID || after.Name != before.Name {

@@ -56,6 +56,15 @@ func NewDiscoverySchemas(client openapi.Client, recheck time.Duration) *Discover
 	return &DiscoverySchemas{client: client, recheck: recheck, now: time.Now, docs: map[string]*discoveredDoc{}}
 }
 
+// Refresh makes the next ResolveSchema look at the published documents again (and so re-read a
+// document whose hash changed) instead of waiting for the recheck interval: for a caller whose
+// write was just rejected by a schema newer than the one it resolved.
+func (d *DiscoverySchemas) Refresh() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.paths = nil
+}
+
 // ResolveSchema returns the schema of gvk with its references populated.
 func (d *DiscoverySchemas) ResolveSchema(gvk schema.GroupVersionKind) (*spec.Schema, error) {
 	d.mu.Lock()

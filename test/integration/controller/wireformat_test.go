@@ -131,26 +131,7 @@ var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1
 // run, strict field validation).
 func setCRDSchema(t *testing.T, c client.Client, file string) {
 	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var from map[string]any
-	if err := yaml.Unmarshal(data, &from); err != nil {
-		t.Fatal(err)
-	}
-	versions, _, _ := unstructured.NestedSlice(from, "spec", "versions")
-	crd := &unstructured.Unstructured{}
-	crd.SetGroupVersionKind(crdGVK)
-	if err := c.Get(context.Background(), client.ObjectKey{Name: "combinedstatuses.control.kubestellar.io"}, crd); err != nil {
-		t.Fatal(err)
-	}
-	if err := unstructured.SetNestedSlice(crd.Object, versions, "spec", "versions"); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Update(context.Background(), crd); err != nil {
-		t.Fatal(err)
-	}
+	versions := replaceCRDVersions(t, c, "combinedstatuses.control.kubestellar.io", file)
 	// A cell holding a field only this schema knows at results[].* tells which schema is served.
 	probeField := "rowErrors"
 	probeValue := any([]any{map[string]any{"wec": map[string]any{"clusterId": "x"}, "columnName": "", "error": "e"}})
@@ -166,6 +147,34 @@ func setCRDSchema(t *testing.T, c client.Client, file string) {
 		}}
 		return c.Create(context.Background(), probe, client.DryRunAll, client.FieldValidation("Strict"))
 	})
+}
+
+// replaceCRDVersions replaces the versions (schemas, subresources, printer columns) of the
+// installed CRD named crdName with those of the CRD in file, as KubeStellar's controller-manager
+// does with its own at startup, and returns them.
+func replaceCRDVersions(t *testing.T, c client.Client, crdName, file string) []any {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var from map[string]any
+	if err := yaml.Unmarshal(data, &from); err != nil {
+		t.Fatal(err)
+	}
+	versions, _, _ := unstructured.NestedSlice(from, "spec", "versions")
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(crdGVK)
+	if err := c.Get(context.Background(), client.ObjectKey{Name: crdName}, crd); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedSlice(crd.Object, versions, "spec", "versions"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Update(context.Background(), crd); err != nil {
+		t.Fatal(err)
+	}
+	return versions
 }
 
 // writeOldForm stores the CombinedStatus of (d, policyName) as the earlier statusfold wrote it:
