@@ -106,15 +106,13 @@ func (a *Aggregator) applyValidityAs(ctx context.Context, obj client.Object, u *
 		cond.Message = strings.Join(msgs, "; ")
 	}
 	old := meta.FindStatusCondition(curConds, controlv1alpha1.ConditionValid)
-	if observed == obj.GetGeneration() && slices.Equal(curErrs, msgs) && old != nil && old.Status == cond.Status &&
+	same := observed == obj.GetGeneration() && slices.Equal(curErrs, msgs)
+	if same && old != nil && old.Status == cond.Status &&
 		old.Message == cond.Message && old.ObservedGeneration == cond.ObservedGeneration {
 		return nil
 	}
 	conds := append([]metav1.Condition(nil), curConds...)
 	meta.SetStatusCondition(&conds, cond)
-	if len(errs) > 0 {
-		a.recorder.Eventf(obj, nil, corev1.EventTypeWarning, "InvalidSpec", "Validate", "%s", cond.Message)
-	}
 	u.SetName(obj.GetName())
 	status := map[string]any{"observedGeneration": obj.GetGeneration()}
 	if len(msgs) > 0 {
@@ -127,7 +125,21 @@ func (a *Aggregator) applyValidityAs(ctx context.Context, obj client.Object, u *
 	}
 	status["conditions"] = cl
 	u.Object["status"] = status
+	if same && old == nil && a.conditionsNotServed(u) {
+		return nil // all that the served schema can hold is there already
+	}
+	if len(errs) > 0 {
+		a.recorder.Eventf(obj, nil, corev1.EventTypeWarning, "InvalidSpec", "Validate", "%s", cond.Message)
+	}
 	return a.apply(ctx, u, "status", true, strings.ToLower(kind)+"-status")
+}
+
+// conditionsNotServed reports whether the schema served for u's kind has no .status.conditions
+// (KubeStellar's StatusCollector CRD): the Valid condition is then never stored, and its absence
+// must not make every reconcile apply the same status again.
+func (a *Aggregator) conditionsNotServed(u *unstructured.Unstructured) bool {
+	_, _, dropped := a.pruneToServed(u)
+	return slices.Contains(dropped, ".status.conditions")
 }
 
 func toAnySlice(s []string) []any {

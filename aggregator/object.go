@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
@@ -393,11 +394,32 @@ func (a *Aggregator) writeCombinedStatus(ctx context.Context, cs *controlv1alpha
 	if err != nil {
 		return false, err
 	}
+	if a.servedCurrent(u, &cur) {
+		return false, nil
+	}
 	if err := a.apply(ctx, u, "", true, "combinedstatus"); err != nil {
 		return true, err
 	}
 	a.ownWrites.record(combinedStatusWriteKey(cs.Namespace, cs.Name), u.GetResourceVersion())
 	return true, nil
+}
+
+// servedCurrent reports whether cur, stored under a served schema that lacks some of the fields
+// of u (KubeStellar's CRDs: aggregationErrors[].row and .count), already holds everything of u
+// that the schema can hold: without it every evaluation would apply the same pruned object again.
+func (a *Aggregator) servedCurrent(u *unstructured.Unstructured, cur *controlv1alpha1.CombinedStatus) bool {
+	if cur.Name == "" {
+		return false
+	}
+	sent, _, dropped := a.pruneToServed(u)
+	if len(dropped) == 0 {
+		return false
+	}
+	var want controlv1alpha1.CombinedStatus
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(sent.Object, &want); err != nil {
+		return false
+	}
+	return combinedStatusCurrent(cur, &want)
 }
 
 // combinedStatusCurrent reports whether cur already has want's labels, owner and results. Results

@@ -79,6 +79,23 @@ func TestUnderKubeStellarCRDs(t *testing.T) {
 		t.Errorf("FieldsDropped Events on the CombinedStatus: %d (%v), want 1", len(evs), err)
 	}
 
+	// Nothing written when nothing changed: the stored objects lack what the schema cannot hold, and
+	// that alone must not make each evaluation apply them again.
+	expectNoRewrite(t, "an unchanged CombinedStatus", "object", "combinedstatus", func() {
+		time.Sleep(1100 * time.Millisecond) // lastCurrencyUpdateTime has whole seconds: a real update
+		report(t, c, "wec2", deploymentRef(d), map[string]any{"phase": "Running"}, applied(d.Generation))
+	})
+	expectNoRewrite(t, "an unchanged StatusCollector status", "kind", "statuscollector-status", func() {
+		var sc controlv1alpha1.StatusCollector
+		if err := c.Get(context.Background(), client.ObjectKey{Name: "sum-phase"}, &sc); err != nil {
+			t.Fatal(err)
+		}
+		sc.Labels = map[string]string{"touched": "yes"} // an update that changes no generation
+		if err := c.Update(context.Background(), &sc); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	// statusfold's own CRD back, at runtime: picked up, row and count written again.
 	setCRDSchema(t, c, filepath.Join(framework.RepoRoot(), "config/crd/bases/control.kubestellar.io_combinedstatuses.yaml"))
 	// statusfold re-reads the served schemas every CatalogRefresh; a write before that is still
@@ -241,4 +258,23 @@ func aggregationError(c client.Client, ns, name string) string {
 	}
 	s, _ := errs[0].(map[string]any)["error"].(string)
 	return s
+}
+
+// expectNoRewrite runs touch, which makes the manager evaluate a work item of evalKind again with
+// nothing to change, waits until it has, and checks that no write of what followed.
+func expectNoRewrite(t *testing.T, name, evalKind, what string, touch func()) {
+	t.Helper()
+	evals := counter(t, "statusfold_evaluations_total", "kind", evalKind)
+	writes := counter(t, "statusfold_writes_total", "what", what)
+	touch()
+	eventually(t, name+": evaluated again", func() error {
+		if got := counter(t, "statusfold_evaluations_total", "kind", evalKind); got <= evals {
+			return fmt.Errorf("statusfold_evaluations_total{kind=%s} still %v", evalKind, got)
+		}
+		return nil
+	})
+	time.Sleep(time.Second) // a write would follow its evaluation within milliseconds
+	if got := counter(t, "statusfold_writes_total", "what", what); got != writes {
+		t.Errorf("%s: statusfold_writes_total{what=%s} went from %v to %v, want no write", name, what, writes, got)
+	}
 }
