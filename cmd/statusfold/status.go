@@ -291,7 +291,11 @@ func (s *statusReader) read(ctx context.Context, gvr schema.GroupVersionResource
 		}
 		wecs[w.Name] = w
 	}
-	for _, d := range s.destinations(ctx, key) {
+	dests, err := s.destinations(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dests {
 		if _, ok := wecs[d]; !ok {
 			wecs[d] = &wecReport{Name: d}
 		}
@@ -332,11 +336,16 @@ func (s *statusReader) read(ctx context.Context, gvr schema.GroupVersionResource
 	return r, nil
 }
 
-// destinations are the WECs that Bindings send the object to.
-func (s *statusReader) destinations(ctx context.Context, key aggregator.ObjectKey) []string {
+// destinations are the WECs that Bindings send the object to. A failed list is an error: the
+// report would otherwise leave out every WEC that has not reported yet, without saying so.
+func (s *statusReader) destinations(ctx context.Context, key aggregator.ObjectKey) ([]string, error) {
 	var bindings controlv1alpha1.BindingList
 	if err := s.c.List(ctx, &bindings); err != nil {
-		return nil
+		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("the WDS does not serve Bindings (%s), so the WECs the object is sent to cannot be read: are statusfold's CRDs installed there?",
+				controlv1alpha1.GroupVersion.WithResource("bindings").GroupResource())
+		}
+		return nil, fmt.Errorf("reading the Bindings that send the object to WECs: %w", err)
 	}
 	var out []string
 	for i := range bindings.Items {
@@ -347,7 +356,7 @@ func (s *statusReader) destinations(ctx context.Context, key aggregator.ObjectKe
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // wecHealth is Argo CD's health of the WEC's copy: the WDS object's spec with the WEC's reported

@@ -97,20 +97,37 @@ func TestStatusSeparateITS(t *testing.T) {
 		t.Errorf("with --wds-name wds2: reported = %v, want only wec2", got)
 	}
 
-	// A WDS that does not serve WorkStatuses, used as the ITS: a clear error, not "not yet" WECs.
 	utilruntimeMust(t, apiextensionsv1.AddToScheme(c.Scheme()))
+	// untilFails runs status with args until it fails with an error that mentions about (the
+	// apiserver stops serving a deleted CRD's kind within moments) and returns the last result.
+	untilFails := func(about string, args ...string) error {
+		var err error
+		for range 100 {
+			if out, err = runStatus(t, append([]string{"deployment/web", "-n", "demo"}, args...)...); err != nil && strings.Contains(err.Error(), about) {
+				return err
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return err
+	}
+
+	// A WDS without Bindings: a clear error, not a report that silently leaves out every WEC that
+	// has not reported (wec2 here).
+	bindingsCRD := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "bindings.control.kubestellar.io"}}
+	if err := c.Delete(ctx, bindingsCRD); err != nil {
+		t.Fatal(err)
+	}
+	if err := untilFails("Bindings", "--kubeconfig", wds.Kubeconfig, "--its-kubeconfig", its.Kubeconfig); err == nil || !strings.Contains(err.Error(), "Bindings") {
+		// While the CRD goes away the list may fail otherwise than "not served": either way an error.
+		t.Errorf("status against a WDS without Bindings: %v, want an error about reading the Bindings", err)
+	}
+
+	// A WDS that does not serve WorkStatuses, used as the ITS: a clear error, not "not yet" WECs.
 	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "workstatuses.control.kubestellar.io"}}
 	if err := c.Delete(ctx, crd); err != nil {
 		t.Fatal(err)
 	}
-	var lastErr error
-	for range 100 { // until the apiserver stops serving the kind
-		out, lastErr = runStatus(t, "deployment/web", "-n", "demo", "--kubeconfig", wds.Kubeconfig)
-		if lastErr != nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	lastErr := untilFails("WorkStatuses", "--kubeconfig", wds.Kubeconfig)
 	if lastErr == nil || !strings.Contains(lastErr.Error(), "does not serve WorkStatuses") || !strings.Contains(lastErr.Error(), "--its-kubeconfig") {
 		t.Errorf("status against an apiserver without WorkStatuses: %v, want an error naming the missing kind and --its-kubeconfig", lastErr)
 	}
