@@ -257,14 +257,19 @@ func TestUnchangedCellsNotRewritten(t *testing.T) {
 	// Each report evaluates both pairs of the object: the changing one is applied, the constant
 	// one, equal as JSON values to what the apiserver holds, must not be.
 	before := writeCount(t)
-	const reports = 3
+	const reports = 5
 	for n := int64(2); n < 2+reports; n++ {
 		report(t, c, "wec1", deploymentRef(d), map[string]any{"n": n}, applied(d.Generation))
 		expectResult(t, c, d, "changing", ns, "n", [][]string{{fmt.Sprint(n)}})
 	}
 	time.Sleep(500 * time.Millisecond) // the reconcile that wrote the last change may still be writing
-	if got := writeCount(t) - before; got != reports {
-		t.Errorf("%v CombinedStatus applies for %d changes of one pair: the unchanged pair was applied again", got, reports)
+	// One apply per change of the changing pair. An evaluation that runs before the informer cache
+	// holds statusfold's own last write applies that pair once more (a no-op for the apiserver);
+	// under -race on a loaded machine that happened once in a full run. Re-applying the constant
+	// pair at each evaluation would add at least one apply per report.
+	if got := writeCount(t) - before; got < reports || got >= 2*reports {
+		t.Errorf("%v CombinedStatus applies for %d changes of one pair, want %d (at most %d with cache lag): the unchanged pair was applied again",
+			got, reports, reports, 2*reports-1)
 	}
 	cs, err := combinedStatus(c, d, "constant", ns)
 	if err != nil {
