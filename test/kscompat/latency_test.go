@@ -7,8 +7,6 @@ import (
 	"time"
 
 	ksv1alpha1 "github.com/kubestellar/kubestellar/api/control/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -60,18 +58,7 @@ func TestEndToEndLatency(t *testing.T) {
 	}
 	s := startSpace(t)
 	ctx := context.Background()
-	for _, w := range corpusWECs[:3] {
-		s.addWEC(w.name, map[string]string{"kscompat": "latency"})
-	}
-	s.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: corpusNamespace}})
-	s.create(statusCollector("a-sum", agg("sum", aggSum, "returned.status.avail")))
-	s.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "o-latency", Namespace: corpusNamespace,
-		Labels: map[string]string{"kscompat": "latency"}}})
-	for i, w := range corpusWECs[:3] {
-		if err := s.report(ctx, w.name, configMapRef(corpusNamespace, "o-latency"), baseStatus(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sumFixture(ctx, t, s, "latency")
 	policy := bindingPolicy("latency", map[string]string{"kscompat": "latency"}, "", "configmaps",
 		map[string]string{"kscompat": "latency"}, ksv1alpha1.DownsyncModulation{StatusCollectors: []string{"a-sum"}})
 

@@ -17,18 +17,7 @@ import (
 func TestTakeOver(t *testing.T) {
 	s := startSpace(t)
 	ctx := context.Background()
-	for _, w := range corpusWECs[:3] {
-		s.addWEC(w.name, map[string]string{"kscompat": "takeover"})
-	}
-	s.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: corpusNamespace}})
-	s.create(statusCollector("a-sum", agg("sum", aggSum, "returned.status.avail")))
-	s.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "o-takeover", Namespace: corpusNamespace,
-		Labels: map[string]string{"kscompat": "takeover"}}})
-	for i, w := range corpusWECs[:3] {
-		if err := s.report(ctx, w.name, configMapRef(corpusNamespace, "o-takeover"), baseStatus(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sumFixture(ctx, t, s, "takeover")
 	sumIs := func(procs []*process, want string) *ksv1alpha1.CombinedStatus {
 		t.Helper()
 		var got *ksv1alpha1.CombinedStatus
@@ -65,5 +54,24 @@ func TestTakeOver(t *testing.T) {
 	after := sumIs([]*process{ksb, sf}, "[sum] (Number:13)")
 	if after.UID != before.UID || after.Name != before.Name {
 		t.Errorf("statusfold replaced KubeStellar's CombinedStatus %s (%s) by %s (%s) instead of rewriting it", before.Name, before.UID, after.Name, after.UID)
+	}
+}
+
+// sumFixture creates, labelled kscompat=name, three WECs, a ConfigMap "o-<name>" in the corpus
+// namespace, and the collector "a-sum" (SUM of returned.status.avail), and has each WEC report its
+// base status for the ConfigMap: what the latency and takeover tests start from.
+func sumFixture(ctx context.Context, t *testing.T, s *space, name string) {
+	t.Helper()
+	for _, w := range corpusWECs[:3] {
+		s.addWEC(w.name, map[string]string{"kscompat": "takeover"})
+	}
+	s.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: corpusNamespace}})
+	s.create(statusCollector("a-sum", agg("sum", aggSum, "returned.status.avail")))
+	s.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "o-takeover", Namespace: corpusNamespace,
+		Labels: map[string]string{"kscompat": "takeover"}}})
+	for i, w := range corpusWECs[:3] {
+		if err := s.report(ctx, w.name, configMapRef(corpusNamespace, "o-takeover"), baseStatus(i)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
