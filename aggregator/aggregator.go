@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/collector"
 	"github.com/statusfold/statusfold/webhooks/check"
@@ -126,8 +126,7 @@ func (o *Options) defaults() error {
 	return nil
 }
 
-// Aggregator is the reconciler. Setup builds it; it runs as a leader-elected runnable of the
-// manager.
+// Aggregator is the reconciler. Setup builds it and adds its controllers to the manager.
 type Aggregator struct {
 	opts     Options
 	log      logr.Logger
@@ -186,7 +185,8 @@ type Aggregator struct {
 }
 
 // Setup adds the reconciler to mgr: the ITS cluster (a separate cache, reading only this WDS's
-// WorkStatuses), the field indexes, and the workers. Start mgr afterwards.
+// WorkStatuses), the field indexes, and the three controllers (controllers.go), which run while
+// the manager leads. Start mgr afterwards.
 func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
@@ -237,9 +237,9 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		engine:   engine,
 		catalog:  newCatalog(disc, opts.CatalogRefresh),
 		metrics:  m,
-		objects:  newCoalescingQueue[ObjectKey]("statusfold_objects", opts.CoalesceDelay),
-		policies: newCoalescingQueue[string]("statusfold_policies", opts.CoalesceDelay),
-		kinds:    newCoalescingQueue[kindKey]("statusfold_kinds", opts.CoalesceDelay),
+		objects:  newCoalescingQueue[ObjectKey](controllerObjects, opts.CoalesceDelay),
+		policies: newCoalescingQueue[string](controllerPolicies, opts.CoalesceDelay),
+		kinds:    newCoalescingQueue[kindKey](controllerKinds, opts.CoalesceDelay),
 		watches:  map[string]toolscache.ResourceEventHandlerRegistration{},
 		failures: newThrottle(failureWindow),
 		trees:    newFieldTrees(),
@@ -260,66 +260,16 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 	if err := a.addIndexes(context.Background(), mgr); err != nil {
 		return nil, err
 	}
-	if err := mgr.Add(a); err != nil {
+	// AggregationPolicy is statusfold's own kind: watched only where its CRD is installed.
+	if _, err := a.mapper.RESTMapping(policyv1alpha1.GroupVersion.WithKind(kindAggregationPolicy).GroupKind()); err == nil {
+		a.aggregationPolicies = true
+	} else {
+		a.log.Info("AggregationPolicy kind not served: built-in aggregation modules only", "reason", err.Error())
+	}
+	if err := a.addControllers(mgr); err != nil {
 		return nil, err
 	}
 	return a, nil
-}
-
-// Start runs the reconciler until ctx ends: it registers the event handlers, waits for the caches
-// and runs the workers. It implements manager.Runnable (and needs leader election).
-func (a *Aggregator) Start(ctx context.Context) error {
-	if err := a.registerHandlers(ctx); err != nil {
-		return err
-	}
-	if !a.wdsCache.WaitForCacheSync(ctx) || !a.its.GetCache().WaitForCacheSync(ctx) {
-		return errors.New("aggregator: caches did not sync")
-	}
-	a.log.Info("caches synced; starting workers", "workers", a.opts.Workers, "bindingResolution", a.opts.BindingResolution,
-		"wdsName", a.opts.WDSName, "coalesceDelay", a.opts.CoalesceDelay)
-	// Everything starts dirty: resolve every policy and reconcile every bound object.
-	a.enqueueAllPolicies(ctx)
-	a.enqueueAllKinds(ctx)
-	go a.enqueueLabelled(ctx)
-	var wg sync.WaitGroup
-	run := func(n int, f func() bool) {
-		for range n {
-			wg.Go(func() {
-				for f() {
-				}
-			})
-		}
-	}
-	run(a.opts.Workers, func() bool { return processNext(ctx, a.objects, a.reconcileObject, reportError[ObjectKey](a)) })
-	run(1, func() bool { return processNext(ctx, a.policies, a.reconcilePolicy, reportError[string](a)) })
-	run(1, func() bool { return processNext(ctx, a.kinds, a.reconcileKind, reportError[kindKey](a)) })
-	<-ctx.Done()
-	a.objects.shutDown()
-	a.policies.shutDown()
-	a.kinds.shutDown()
-	wg.Wait()
-	return nil
-}
-
-// reportError returns the report function of a work queue's reconcile errors: counted, logged
-// and recorded as an Event on the object (rate-limited), at default verbosity.
-func reportError[K comparable](a *Aggregator) func(K, error, int) {
-	return func(key K, err error, requeues int) {
-		where := "reconcile"
-		if strings.HasPrefix(err.Error(), "panic: ") {
-			where = "panic"
-		}
-		a.metrics.errors.WithLabelValues(where).Inc()
-		a.failure(key, "ReconcileFailed", "%s (attempt %d; retrying with backoff)", firstLine(err.Error()), requeues+1)
-		if where == "panic" {
-			a.log.Error(err, "recovered from a panic in a reconcile; the key is retried with backoff", "key", fmt.Sprint(key))
-		}
-	}
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
 
 // trimITSObject is the ITS cache's transform: it drops the managed fields, which statusfold does

@@ -2,7 +2,6 @@ package aggregator
 
 import (
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -119,12 +118,6 @@ func (a *Aggregator) reportDropped(in *objectInputs, dropped []string) {
 		in.info.GVK().GroupKind(), strings.Join(dropped, ", "))
 	a.log.Info("status fields dropped", "key", in.key.String(), "fields", dropped)
 	a.recorder.Eventf(in.obj, nil, corev1.EventTypeWarning, "StatusFieldsDropped", "ReturnStatus", "%s", truncate(msg, 1024))
-}
-
-// recovered turns a panic of one work item's reconcile into an error (with its stack), so one
-// input that panics is retried with backoff instead of ending the process.
-func recovered(r any) error {
-	return fmt.Errorf("panic: %v\n%s", r, debug.Stack())
 }
 
 func truncate(s string, n int) string {

@@ -35,14 +35,60 @@ func TestThrottle(t *testing.T) {
 	}
 }
 
-func TestCallRecoversPanics(t *testing.T) {
-	err := call(t.Context(), "key", func(_ context.Context, k string) error { panic("boom for " + k) })
-	if err == nil || !strings.HasPrefix(err.Error(), "panic: boom for key") || !strings.Contains(err.Error(), "goroutine") {
-		t.Fatalf("call = %v, want the panic as an error with its stack", err)
+// TestControllerRecoversPanics runs a reconcile function that panics, and one that fails, through
+// a controller built as the reconciler's are: the panic is reported as a panic with its stack
+// (statusfold's where="panic") and reaches the controller as an error (RecoverPanic), so the key
+// is requeued instead of the process ending; a plain error is reported and returned as it is.
+func TestControllerRecoversPanics(t *testing.T) {
+	type report struct {
+		key      string
+		err      error
+		requeues int
 	}
-	want := errors.New("plain")
-	if err := call(t.Context(), "key", func(context.Context, string) error { return want }); err != want {
-		t.Errorf("call = %v, want %v", err, want)
+	plain := errors.New("plain")
+	cases := []struct {
+		name       string
+		do         func(context.Context, string) error
+		wantErr    string // prefix of the controller's error; "" for none
+		wantReport string // prefix of the reported error; "" for no report
+		wantStack  bool
+	}{
+		{name: "panic", do: func(_ context.Context, k string) error { panic("boom for " + k) },
+			wantErr: "panic: boom for key", wantReport: "panic: boom for key", wantStack: true},
+		{name: "error", do: func(context.Context, string) error { return plain }, wantErr: "plain", wantReport: "plain"},
+		{name: "success", do: func(context.Context, string) error { return nil }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []report
+			q := newCoalescingQueue[string]("test_"+tc.name, 0)
+			defer q.ShutDown()
+			c, err := newController("test_"+tc.name, q, 1, tc.do, func(k string, err error, n int) {
+				got = append(got, report{k, err, n})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Reconcile(t.Context(), "key")
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("Reconcile = %v, want no error", err)
+			case tc.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.wantErr)):
+				t.Errorf("Reconcile = %v, want an error starting %q", err, tc.wantErr)
+			}
+			if tc.wantReport == "" {
+				if len(got) != 0 {
+					t.Errorf("reported %v, want nothing", got)
+				}
+				return
+			}
+			if len(got) != 1 || got[0].key != "key" || got[0].requeues != 0 || !strings.HasPrefix(got[0].err.Error(), tc.wantReport) {
+				t.Fatalf("reported %v, want one report of key with an error starting %q", got, tc.wantReport)
+			}
+			if hasStack := strings.Contains(got[0].err.Error(), "goroutine"); hasStack != tc.wantStack {
+				t.Errorf("reported error has a stack: %v, want %v", hasStack, tc.wantStack)
+			}
+		})
 	}
 }
 

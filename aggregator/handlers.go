@@ -2,7 +2,6 @@ package aggregator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -51,22 +50,24 @@ func asObject(o any) client.Object {
 }
 
 func addHandler(ctx context.Context, c cache.Cache, obj client.Object, f func(oldObj, newObj client.Object)) (toolscache.ResourceEventHandlerRegistration, error) {
-	inf, err := c.GetInformer(ctx, obj)
+	inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
 	if err != nil {
 		return nil, fmt.Errorf("informer for %T: %w", obj, err)
 	}
 	return inf.AddEventHandler(handlerFuncs(f))
 }
 
-// registerHandlers connects every watched kind to the work queues. It returns when every
-// handler has been given its informer's initial list: the WEC index is then complete.
-func (a *Aggregator) registerHandlers(ctx context.Context) error {
+// registerHandlers connects every watched kind to the work queues. It returns the handlers'
+// HasSynced functions: when all are true, every handler has been given its informer's initial
+// list, and the WEC index is complete.
+func (a *Aggregator) registerHandlers(ctx context.Context) ([]toolscache.InformerSynced, error) {
 	wds, its := a.wdsCache, a.its.GetCache()
-	regs := []struct {
+	type registration struct {
 		c   cache.Cache
 		obj client.Object
 		f   func(o, n client.Object)
-	}{
+	}
+	regs := []registration{
 		{its, &controlv1alpha1.WorkStatus{}, a.onWorkStatus},
 		{its, &clusterv1.ManagedCluster{}, a.onCluster},
 		{wds, &controlv1alpha1.Binding{}, a.onBinding},
@@ -76,29 +77,18 @@ func (a *Aggregator) registerHandlers(ctx context.Context) error {
 		{wds, &controlv1alpha1.CombinedStatus{}, a.onCombinedStatus},
 		{wds, &corev1.Namespace{}, a.onNamespace},
 	}
-	// AggregationPolicy is statusfold's own kind: watched only where its CRD is installed.
-	if _, err := a.mapper.RESTMapping(policyv1alpha1.GroupVersion.WithKind(kindAggregationPolicy).GroupKind()); err == nil {
-		regs = append(regs, struct {
-			c   cache.Cache
-			obj client.Object
-			f   func(o, n client.Object)
-		}{wds, &policyv1alpha1.AggregationPolicy{}, a.onAggregationPolicy})
-		a.aggregationPolicies = true
-	} else {
-		a.log.Info("AggregationPolicy kind not served: built-in aggregation modules only", "reason", err.Error())
+	if a.aggregationPolicies {
+		regs = append(regs, registration{wds, &policyv1alpha1.AggregationPolicy{}, a.onAggregationPolicy})
 	}
 	var synced []toolscache.InformerSynced
 	for _, r := range regs {
 		reg, err := addHandler(ctx, r.c, r.obj, r.f)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		synced = append(synced, reg.HasSynced)
 	}
-	if !toolscache.WaitForCacheSync(ctx.Done(), synced...) {
-		return errors.New("aggregator: event handlers did not sync")
-	}
-	return nil
+	return synced, nil
 }
 
 // onAggregationPolicy: the policy's status, the engine's modules, and every bound object of the
@@ -337,7 +327,7 @@ func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 				return
 			}
 			for i := range bl.Items {
-				a.policies.q.AddAfter(bl.Items[i].Name, a.versionRefresh)
+				a.policies.AddAfter(bl.Items[i].Name, a.versionRefresh)
 			}
 			return
 		}

@@ -1,7 +1,6 @@
 package aggregator
 
 import (
-	"context"
 	"strings"
 	"sync"
 	"time"
@@ -10,28 +9,38 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
-// coalescingQueue is a rate-limited work queue that coalesces bursts per key: a key that has not
-// been processed within the last `delay` is queued at once (an isolated event costs no added
-// latency); a key processed less than `delay` ago is queued for when `delay` has passed, and
-// events arriving meanwhile join that one item (the workqueue deduplicates waiting keys). So each
-// key is evaluated at most about once per `delay`, however many events arrive. With delay 0 (the
-// default) every key is queued at once; the workqueue still holds a waiting key once, and a key
-// re-added while it is processed is processed once more afterwards, so the events that arrive
+// coalescingQueue is the work queue of one of the reconciler's controllers (the controller's
+// NewQueue option supplies it): a rate-limited work queue that coalesces bursts per key. A key
+// that has not been processed within the last `delay` is queued at once (an isolated event costs
+// no added latency); a key processed less than `delay` ago is queued for when `delay` has passed,
+// and events arriving meanwhile join that one item (the workqueue deduplicates waiting keys). So
+// each key is evaluated at most about once per `delay`, however many events arrive. With delay 0
+// (the default) every key is queued at once; the workqueue still holds a waiting key once, and a
+// key re-added while it is processed is processed once more afterwards, so the events that arrive
 // during an evaluation coalesce into the next one: batching grows with load, not with a timer.
-// controller-runtime's metrics provider exports the queue's depth, adds and latencies by name.
+// The controller's rate-limited requeues (AddRateLimited) bypass the coalescing: they follow the
+// rate limiter's backoff. controller-runtime's metrics provider exports the queue's depth, adds
+// and latencies by name.
 type coalescingQueue[K comparable] struct {
-	q     workqueue.TypedRateLimitingInterface[K]
-	delay time.Duration
+	workqueue.TypedRateLimitingInterface[K]
+	limiter workqueue.TypedRateLimiter[K]
+	delay   time.Duration
 
 	mu      sync.Mutex
 	lastRun map[K]time.Time
 	sweeps  int
 }
 
+var _ workqueue.TypedRateLimitingInterface[string] = &coalescingQueue[string]{}
+
+// newCoalescingQueue returns a queue with client-go's default controller rate limiter (per-key
+// exponential backoff from 5 ms to 1000 s, and 10 requeues per second overall, bursts of 100).
 func newCoalescingQueue[K comparable](name string, delay time.Duration) *coalescingQueue[K] {
+	rl := workqueue.DefaultTypedControllerRateLimiter[K]()
 	return &coalescingQueue[K]{
-		q: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[K](),
+		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(rl,
 			workqueue.TypedRateLimitingQueueConfig[K]{Name: name}),
+		limiter: rl,
 		delay:   delay,
 		lastRun: map[K]time.Time{},
 	}
@@ -40,17 +49,26 @@ func newCoalescingQueue[K comparable](name string, delay time.Duration) *coalesc
 // Add queues key now, or when `delay` has passed since it was last processed.
 func (c *coalescingQueue[K]) Add(key K) {
 	if c.delay == 0 {
-		c.q.Add(key)
+		c.TypedRateLimitingInterface.Add(key)
 		return
 	}
 	c.mu.Lock()
 	last, ok := c.lastRun[key]
 	c.mu.Unlock()
 	if wait := c.delay - time.Since(last); ok && wait > 0 {
-		c.q.AddAfter(key, wait)
+		c.AddAfter(key, wait)
 		return
 	}
-	c.q.Add(key)
+	c.TypedRateLimitingInterface.Add(key)
+}
+
+// Get hands the next key to a worker and records that it is being processed now.
+func (c *coalescingQueue[K]) Get() (K, bool) {
+	key, quit := c.TypedRateLimitingInterface.Get()
+	if !quit {
+		c.started(key)
+	}
+	return key, quit
 }
 
 // started records that key is being processed now.
@@ -70,38 +88,6 @@ func (c *coalescingQueue[K]) started(key K) {
 			}
 		}
 	}
-}
-
-func (c *coalescingQueue[K]) shutDown() { c.q.ShutDown() }
-
-// processNext runs f on the next key; errors are retried with backoff, success forgets the key.
-// A panic in f is recovered and handled as an error, so one input that panics is retried with
-// backoff instead of crash-looping the process. Every error is passed to report. It returns
-// false when the queue is shut down.
-func processNext[K comparable](ctx context.Context, c *coalescingQueue[K], f func(context.Context, K) error, report func(K, error, int)) bool {
-	key, quit := c.q.Get()
-	if quit {
-		return false
-	}
-	defer c.q.Done(key)
-	c.started(key)
-	if err := call(ctx, key, f); err != nil {
-		report(key, err, c.q.NumRequeues(key))
-		c.q.AddRateLimited(key)
-		return true
-	}
-	c.q.Forget(key)
-	return true
-}
-
-// call runs f, turning a panic into an error.
-func call[K comparable](ctx context.Context, key K, f func(context.Context, K) error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = recovered(r)
-		}
-	}()
-	return f(ctx, key)
 }
 
 // eventTimes remembers, per object, when the oldest WorkStatus event not yet acted on arrived:
