@@ -2,21 +2,16 @@ package aggregator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,141 +42,43 @@ const (
 // returnLabels are the labels statusfold maintains on workload objects.
 var returnLabels = []string{LabelExecutingCount, LabelSingletonStatus, LabelMultiWECStatus}
 
-// BindingResolution says who writes the Bindings.
-type BindingResolution string
-
-// The binding resolution modes.
-const (
-	// BindingResolutionInternal: statusfold resolves BindingPolicies into Bindings (the default).
-	BindingResolutionInternal BindingResolution = "internal"
-	// BindingResolutionExternal: another controller (e.g. KubeStellar's) writes Bindings;
-	// statusfold only reads them.
-	BindingResolutionExternal BindingResolution = "external"
-)
-
-// Defaults of Options.
-const (
-	DefaultCoalesceDelay  = 0
-	DefaultWorkers        = 4
-	DefaultCatalogRefresh = 30 * time.Second
-	// DefaultWatchSyncTimeout bounds the wait for a workload resource's first list.
-	DefaultWatchSyncTimeout = 10 * time.Second
-)
-
-// Options configure the reconciler that Setup adds to a manager.
-type Options struct {
-	// WDSName is this WDS's name: only WorkStatuses labelled
-	// transport.kubestellar.io/originWdsName=WDSName are read. Required.
-	WDSName string
-	// ITSConfig reaches the ITS (ManagedClusters, WorkStatuses). Nil: the manager's cluster.
-	ITSConfig *rest.Config
-	// BindingResolution: internal (default) or external.
-	BindingResolution BindingResolution
-	// CoalesceDelay: events for one object within this delay of its last evaluation cause one
-	// evaluation, at the end of the delay. Default 0: an event is evaluated at once, and the
-	// events that arrive while an object is being evaluated cause one more evaluation (the work
-	// queue holds each object once), so bursts coalesce by themselves under load.
-	CoalesceDelay time.Duration
-	// Workers evaluating workload objects in parallel. Default 4.
-	Workers int
-	// CatalogRefresh is how often discovery is re-read for resources that `"*"` selects.
-	// Default 30 s.
-	CatalogRefresh time.Duration
-	// WatchSyncTimeout bounds how long one evaluation waits for the first list of a workload
-	// resource it starts watching; after it, the evaluation fails and is retried with backoff.
-	// Default 10 s.
-	WatchSyncTimeout time.Duration
-	// CompilerOptions and AggregationOptions configure the engines.
-	CompilerOptions    []collector.CompilerOption
-	AggregationOptions []aggregation.Option
-	// Schemas resolves the WDS's published schema of a kind; a returned status is pruned to it
-	// before it is written (docs/controller.md, "Schema skew"). Nil: the WDS's /openapi/v3,
-	// re-read when it changes, looked at at most once per CatalogRefresh.
-	Schemas resolver.SchemaResolver
-}
-
-func (o *Options) defaults() error {
-	if o.WDSName == "" {
-		return errors.New("aggregator: Options.WDSName is required")
-	}
-	switch o.BindingResolution {
-	case "":
-		o.BindingResolution = BindingResolutionInternal
-	case BindingResolutionInternal, BindingResolutionExternal:
-	default:
-		return fmt.Errorf("aggregator: binding resolution %q: must be internal or external", o.BindingResolution)
-	}
-	if o.CoalesceDelay < 0 {
-		return fmt.Errorf("aggregator: coalesce delay %s: must not be negative", o.CoalesceDelay)
-	}
-	if o.Workers <= 0 {
-		o.Workers = DefaultWorkers
-	}
-	if o.CatalogRefresh <= 0 {
-		o.CatalogRefresh = DefaultCatalogRefresh
-	}
-	if o.WatchSyncTimeout <= 0 {
-		o.WatchSyncTimeout = DefaultWatchSyncTimeout
-	}
-	return nil
-}
-
-// Aggregator is the reconciler. Setup builds it and adds its controllers to the manager.
+// Aggregator is the reconciler: the event handlers that map changes to work items (handlers.go),
+// the three controllers that work them off (controllers.go), and the parts those run, each with
+// only the dependencies it uses (see the package documentation). Setup builds it and adds its
+// controllers to the manager.
 type Aggregator struct {
 	opts     Options
 	log      logr.Logger
-	wds      client.Client // writes, and typed reads through the manager's cache
 	wdsCache cache.Cache
 	live     client.Reader // uncached reads of the WDS
 	its      cluster.Cluster
-	mapper   meta.RESTMapper
-	recorder events.EventRecorder
-
-	compiler *collector.Compiler
-	engine   *aggregation.Engine
 	catalog  *catalog
 	metrics  *metrics
 
+	// The controllers' queues (the event handlers feed them) and reconcilers.
 	objects  *coalescingQueue[ObjectKey]
 	policies *coalescingQueue[string]
 	kinds    *coalescingQueue[kindKey]
 
-	tables       tableStore
-	returned     returnMemo
-	returnStates returnStates
-	pruners      prunerCache
-	reports      reportCache
-	pending      eventTimes
-	wecs         wecIndex
-	dests        destsCache
-	// clusterGen counts inventory label changes: an evaluation that sees another value than
-	// the previous one compares every WEC's row (inventory.labels may have changed).
-	clusterGen atomic.Uint64
-	// ownWrites remembers the resourceVersion of statusfold's last write per written object, so
-	// the watch event of that write (an echo, nothing new) does not re-evaluate the object.
-	ownWrites ownWrites
-	// inventoryLabels returns a WEC's inventory labels and whether it has an inventory object.
-	inventoryLabels func(wec string) (map[string]string, bool)
-	// aggregationPolicies: the AggregationPolicy kind is served and watched.
-	aggregationPolicies bool
+	objectR *objectReconciler
+	policyR *policyReconciler
+	kindsR  *kindsReconciler
 
-	// orphans are objects found at start carrying the executing-count label: they are read
-	// even when no watch covers them, so a return whose Binding went while no manager ran is
-	// cleared.
-	orphans sync.Map // ObjectKey → struct{}
+	// State that the event handlers keep up to date for the parts.
+	wecs       *wecIndex
+	reports    *reportCache
+	pruners    *prunerCache
+	dests      *destsCache
+	pending    *eventTimes
+	ownWrites  *ownWrites
+	clusterGen *atomic.Uint64
+	orphans    *sync.Map // ObjectKey → struct{}: see gatherer.orphans
+	watches    *watcher
 
 	// versionRefresh: see onWorkload.
 	versionRefresh time.Duration
-
-	// trees are the compiled status and object schemas of the kinds (schemaprune.go).
-	trees *fieldTrees
-	// servedDrops are the (kind, served schema, dropped fields) already reported (apply.go).
-	servedDrops *lru.Cache
-	// failures rate-limits the logs and Events of failures (failures.go).
-	failures *throttle
-
-	watchesMu sync.Mutex
-	watches   map[string]toolscache.ResourceEventHandlerRegistration // by GVR string
+	// aggregationPolicies: the AggregationPolicy kind is served and watched.
+	aggregationPolicies bool
 }
 
 // Setup adds the reconciler to mgr: the ITS cluster (a separate cache, reading only this WDS's
@@ -223,45 +120,59 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: aggregation engine: %w", err)
 	}
-	m := newMetrics()
+	log := mgr.GetLogger().WithName("aggregator")
+	recorder := mgr.GetEventRecorder(FieldManager)
 	a := &Aggregator{
 		opts:     opts,
-		log:      mgr.GetLogger().WithName("aggregator"),
-		wds:      mgr.GetClient(),
+		log:      log,
 		wdsCache: mgr.GetCache(),
 		live:     mgr.GetAPIReader(),
 		its:      its,
-		mapper:   mgr.GetRESTMapper(),
-		recorder: mgr.GetEventRecorder(FieldManager),
-		compiler: compiler,
-		engine:   engine,
 		catalog:  newCatalog(disc, opts.CatalogRefresh),
-		metrics:  m,
+		metrics:  newMetrics(),
 		objects:  newCoalescingQueue[ObjectKey](controllerObjects, opts.CoalesceDelay),
 		policies: newCoalescingQueue[string](controllerPolicies, opts.CoalesceDelay),
 		kinds:    newCoalescingQueue[kindKey](controllerKinds, opts.CoalesceDelay),
-		watches:  map[string]toolscache.ResourceEventHandlerRegistration{},
-		failures: newThrottle(failureWindow),
-		trees:    newFieldTrees(),
 
-		servedDrops: lru.New(256),
+		wecs:       newWECIndex(),
+		reports:    newReportCache(),
+		pruners:    newPrunerCache(),
+		dests:      newDestsCache(),
+		pending:    newEventTimes(),
+		ownWrites:  &ownWrites{},
+		clusterGen: &atomic.Uint64{},
+		orphans:    &sync.Map{},
 
 		versionRefresh: DefaultVersionRefreshDelay,
 	}
-	a.tables.init()
-	a.returned.init()
-	a.returnStates.init()
-	a.pruners.init()
-	a.reports.init()
-	a.pending.init()
-	a.wecs.init()
-	a.dests.init()
-	a.inventoryLabels = a.cachedInventoryLabels
+	a.watches = newWatcher(a.wdsCache, opts.WatchSyncTimeout, func(info resourceInfo) toolscache.ResourceEventHandler {
+		return handlerFuncs(a.onWorkload(info))
+	}, log)
+	failures := newThrottle(failureWindow)
+	w := &writer{wds: mgr.GetClient(), schemas: opts.Schemas, trees: newFieldTrees(), servedDrops: lru.New(256),
+		failures: failures, metrics: a.metrics, log: log, recorder: recorder}
+	report := &reporter{log: log, recorder: recorder, failures: failures, kinds: a.catalog}
+	a.objectR = &objectReconciler{
+		inputs: &gatherer{cache: a.wdsCache, live: a.live, catalog: a.catalog, watches: a.watches, orphans: a.orphans,
+			wecs: a.wecs, reports: a.reports, pruners: a.pruners, clusterGen: a.clusterGen,
+			inventoryLabels: cachedInventoryLabels(its.GetCache()), metrics: a.metrics, log: log},
+		combined: &combinedStatusWriter{cache: a.wdsCache, wds: mgr.GetClient(), compiler: compiler, tables: newTableStore(),
+			dests: a.dests, writer: w, ownWrites: a.ownWrites, metrics: a.metrics},
+		returns: &statusReturner{engine: engine, states: newReturnStates(), memo: newReturnMemo(), dests: a.dests, writer: w,
+			report: report, ownWrites: a.ownWrites, metrics: a.metrics, log: log, recorder: recorder},
+		pending: a.pending,
+		metrics: a.metrics,
+	}
+	a.policyR = &policyReconciler{cache: a.wdsCache, inventory: its.GetCache(), wds: mgr.GetClient(), catalog: a.catalog,
+		watches: a.watches, ownWrites: a.ownWrites, compiler: compiler, writer: w, report: report, metrics: a.metrics,
+		recorder: recorder, mode: opts.BindingResolution}
+	a.kindsR = &kindsReconciler{cache: a.wdsCache, compiler: compiler, policies: engine, writer: w, metrics: a.metrics,
+		recorder: recorder, reevaluate: a.enqueueBoundOf}
 	if err := a.addIndexes(context.Background(), mgr); err != nil {
 		return nil, err
 	}
 	// AggregationPolicy is statusfold's own kind: watched only where its CRD is installed.
-	if _, err := a.mapper.RESTMapping(policyv1alpha1.GroupVersion.WithKind(kindAggregationPolicy).GroupKind()); err == nil {
+	if _, err := mgr.GetRESTMapper().RESTMapping(policyv1alpha1.GroupVersion.WithKind(kindAggregationPolicy).GroupKind()); err == nil {
 		a.aggregationPolicies = true
 	} else {
 		a.log.Info("AggregationPolicy kind not served: built-in aggregation modules only", "reason", err.Error())
@@ -271,6 +182,9 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 	}
 	return a, nil
 }
+
+// WatchedResources lists the workload resources whose informers run, sorted.
+func (a *Aggregator) WatchedResources() []string { return a.watches.list() }
 
 // trimITSObject is the ITS cache's transform: it drops the managed fields, which statusfold does
 // not read there, except the newest write time of a WorkStatus (lastWrite), kept as one entry

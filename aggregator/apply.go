@@ -7,12 +7,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -36,18 +39,35 @@ func toApply(obj client.Object, kind string, keepStatus bool) (*unstructured.Uns
 	return u, nil
 }
 
+// writer makes statusfold's writes: server-side applies under FieldManager, each counted, with
+// the objects of KubeStellar's group pruned to the schema the apiserver serves for their kind.
+// Every part that writes uses it.
+type writer struct {
+	wds     client.Client
+	schemas resolver.SchemaResolver
+	// trees are the compiled status and object schemas of the kinds (schemaprune.go), shared
+	// with the status returner.
+	trees *fieldTrees
+	// servedDrops are the (kind, served schema, dropped fields) already reported.
+	servedDrops *lru.Cache
+	failures    *throttle
+	metrics     *metrics
+	log         logr.Logger
+	recorder    events.EventRecorder
+}
+
 // apply server-side applies u under FieldManager, on the main resource, or on the subresource
 // when it is not "". force takes fields over from other managers: used for what statusfold alone
 // writes (Bindings, CombinedStatuses, our kinds' status), never for workload objects.
 //
 // An object of KubeStellar's group (control.kubestellar.io) is first pruned to the schema the
 // apiserver serves for its kind (pruneToServed).
-func (a *Aggregator) apply(ctx context.Context, u *unstructured.Unstructured, subresource string, force bool, what string) error {
+func (w *writer) apply(ctx context.Context, u *unstructured.Unstructured, subresource string, force bool, what string) error {
 	var dropped []string
 	var served *spec.Schema
 	sent := u
 	if u.GroupVersionKind().Group == controlv1alpha1.GroupVersion.Group {
-		sent, served, dropped = a.pruneToServed(u)
+		sent, served, dropped = w.pruneToServed(u)
 	}
 	ac := client.ApplyConfigurationFromUnstructured(sent)
 	var err error
@@ -56,27 +76,27 @@ func (a *Aggregator) apply(ctx context.Context, u *unstructured.Unstructured, su
 		if force {
 			opts = append(opts, client.ForceOwnership)
 		}
-		err = a.wds.Apply(ctx, ac, opts...)
+		err = w.wds.Apply(ctx, ac, opts...)
 	} else {
 		opts := []client.SubResourceApplyOption{client.FieldOwner(FieldManager)}
 		if force {
 			opts = append(opts, client.ForceOwnership)
 		}
-		err = a.wds.SubResource(subresource).Apply(ctx, ac, opts...)
+		err = w.wds.SubResource(subresource).Apply(ctx, ac, opts...)
 	}
 	if err != nil {
-		a.metrics.errors.WithLabelValues("write").Inc()
+		w.metrics.errors.WithLabelValues("write").Inc()
 		if sent != u || served != nil {
-			a.refreshOnSchemaRejection(err)
+			w.refreshOnSchemaRejection(err)
 		}
 		return fmt.Errorf("apply %s %s/%s: %w", what, u.GetNamespace(), u.GetName(), err)
 	}
 	if sent != u {
 		u.Object = sent.Object // the apiserver's answer, as for an unpruned apply
 	}
-	a.metrics.writes.WithLabelValues(what, "apply").Inc()
+	w.metrics.writes.WithLabelValues(what, "apply").Inc()
 	if len(dropped) > 0 {
-		a.reportServedDrops(u, served, dropped)
+		w.reportServedDrops(u, served, dropped)
 	}
 	return nil
 }
@@ -92,16 +112,16 @@ func (a *Aggregator) apply(ctx context.Context, u *unstructured.Unstructured, su
 // pruneToServed returns u without the fields that the served schema of its kind does not
 // declare, with that schema and the paths dropped. When the schema cannot be read u is returned
 // whole (the apiserver then decides) and the failure is counted and logged.
-func (a *Aggregator) pruneToServed(u *unstructured.Unstructured) (*unstructured.Unstructured, *spec.Schema, []string) {
+func (w *writer) pruneToServed(u *unstructured.Unstructured) (*unstructured.Unstructured, *spec.Schema, []string) {
 	gvk := u.GroupVersionKind()
-	t, s, err := a.trees.objectTree(a.opts.Schemas, gvk)
+	t, s, err := w.trees.objectTree(w.schemas, gvk)
 	if errors.Is(err, resolver.ErrSchemaNotFound) {
 		return u, nil, nil
 	}
 	if err != nil {
-		a.metrics.errors.WithLabelValues("schema").Inc()
-		if ok, n := a.failures.allow("served-schema\x00"+gvk.String(), time.Now()); ok {
-			a.log.Info("failure", "reason", "SchemaUnavailable", "kind", gvk.String(), "suppressed", n,
+		w.metrics.errors.WithLabelValues("schema").Inc()
+		if ok, n := w.failures.allow("served-schema\x00"+gvk.String(), time.Now()); ok {
+			w.log.Info("failure", "reason", "SchemaUnavailable", "kind", gvk.String(), "suppressed", n,
 				"error", fmt.Sprintf("written unpruned: no served schema for %s: %v", gvk, err))
 		}
 		return u, nil, nil
@@ -121,11 +141,11 @@ type schemaRefresher interface{ Refresh() }
 // rejected a pruned write for a field its schema does not declare: the CRD was replaced (as
 // KubeStellar's controller-manager does at every start) since the schema was last read, and the
 // retry then prunes to the new one instead of failing until the next periodic look.
-func (a *Aggregator) refreshOnSchemaRejection(err error) {
+func (w *writer) refreshOnSchemaRejection(err error) {
 	if !strings.Contains(err.Error(), "field not declared in schema") {
 		return
 	}
-	if r, ok := a.opts.Schemas.(schemaRefresher); ok {
+	if r, ok := w.schemas.(schemaRefresher); ok {
 		r.Refresh()
 	}
 }
@@ -140,18 +160,18 @@ type servedDrop struct {
 // reportServedDrops counts the fields of a write that the served schema of its kind does not
 // declare (statusfold_status_fields_dropped_total, reason served-schema) and, the first time
 // for this kind, schema and set of fields, logs them and records a Warning Event on the object.
-func (a *Aggregator) reportServedDrops(u *unstructured.Unstructured, served *spec.Schema, dropped []string) {
-	a.metrics.dropped.WithLabelValues("served-schema").Add(float64(len(dropped)))
+func (w *writer) reportServedDrops(u *unstructured.Unstructured, served *spec.Schema, dropped []string) {
+	w.metrics.dropped.WithLabelValues("served-schema").Add(float64(len(dropped)))
 	key := servedDrop{kind: u.GroupVersionKind(), schema: served, dropped: strings.Join(dropped, ",")}
-	if _, seen := a.servedDrops.Get(key); seen {
+	if _, seen := w.servedDrops.Get(key); seen {
 		return
 	}
-	a.servedDrops.Add(key, struct{}{})
+	w.servedDrops.Add(key, struct{}{})
 	gk := key.kind.GroupKind()
-	a.log.Info("fields dropped: not in the served schema", "kind", gk.String(), "fields", dropped,
+	w.log.Info("fields dropped: not in the served schema", "kind", gk.String(), "fields", dropped,
 		"object", client.ObjectKeyFromObject(u).String())
 	ref := &corev1.ObjectReference{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
-	a.recorder.Eventf(ref, nil, corev1.EventTypeWarning, "FieldsDropped", "Apply", "%s",
+	w.recorder.Eventf(ref, nil, corev1.EventTypeWarning, "FieldsDropped", "Apply", "%s",
 		truncate(fmt.Sprintf("written without fields that the served schema of %s does not declare "+
 			"(reported once per kind and schema): %s", gk, strings.Join(dropped, ", ")), 1024))
 }

@@ -63,8 +63,7 @@ func TestTrimITSObjectKeepsTheWorkStatusLastWrite(t *testing.T) {
 }
 
 func TestReportCacheIsKeyedByVersions(t *testing.T) {
-	var c reportCache
-	c.init()
+	c := newReportCache()
 	ws := func(uid, rv string) *controlv1alpha1.WorkStatus {
 		return &controlv1alpha1.WorkStatus{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid), ResourceVersion: rv}}
 	}

@@ -91,7 +91,7 @@ func newController[K comparable](name string, q *coalescingQueue[K], workers int
 // complete) and queues the objects that carry statusfold's labels; the policies and kinds
 // controllers queue every policy and every object of our own kinds at start.
 func (a *Aggregator) addControllers(mgr manager.Manager) error {
-	objects, err := newController(controllerObjects, a.objects, a.opts.Workers, a.reconcileObject, reportError[ObjectKey](a))
+	objects, err := newController(controllerObjects, a.objects, a.opts.Workers, a.objectR.reconcile, reportError[ObjectKey](a))
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (a *Aggregator) addControllers(mgr manager.Manager) error {
 	})); err != nil {
 		return err
 	}
-	policies, err := newController(controllerPolicies, a.policies, 1, a.reconcilePolicy, reportError[string](a))
+	policies, err := newController(controllerPolicies, a.policies, 1, a.policyR.reconcile, reportError[string](a))
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func (a *Aggregator) addControllers(mgr manager.Manager) error {
 	})); err != nil {
 		return err
 	}
-	kinds, err := newController(controllerKinds, a.kinds, 1, a.reconcileKind, reportError[kindKey](a))
+	kinds, err := newController(controllerKinds, a.kinds, 1, a.kindsR.reconcile, reportError[kindKey](a))
 	if err != nil {
 		return err
 	}
@@ -172,7 +172,7 @@ func reportError[K comparable](a *Aggregator) func(K, error, int) {
 			where = "panic"
 		}
 		a.metrics.errors.WithLabelValues(where).Inc()
-		a.failure(key, "ReconcileFailed", "%s (attempt %d; retrying with backoff)", firstLine(err.Error()), requeues+1)
+		a.objectR.returns.report.failure(key, "ReconcileFailed", "%s (attempt %d; retrying with backoff)", firstLine(err.Error()), requeues+1)
 		if where == "panic" {
 			a.log.Error(err, "recovered from a panic in a reconcile; the key is retried with backoff", "key", fmt.Sprint(key))
 		}

@@ -2,11 +2,13 @@ package aggregator
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
@@ -64,10 +66,21 @@ func (t *throttle) allow(key string, now time.Time) (bool, int) {
 	return true, n
 }
 
+// reporter reports failures (failure): logs and Events, rate-limited per object and reason.
+type reporter struct {
+	log      logr.Logger
+	recorder events.EventRecorder
+	failures *throttle
+	// kinds finds the kind of a workload object's resource, for the Event's target.
+	kinds interface {
+		known(schema.GroupResource) (resourceInfo, bool)
+	}
+}
+
 // objectRef is the Event target of a workload object known by key, or nil when its kind is not
 // known (any more).
-func (a *Aggregator) objectRef(key ObjectKey) *corev1.ObjectReference {
-	info, ok := a.catalog.known(key.GroupResource())
+func (r *reporter) objectRef(key ObjectKey) *corev1.ObjectReference {
+	info, ok := r.kinds.known(key.GroupResource())
 	if !ok {
 		return nil
 	}
@@ -76,10 +89,10 @@ func (a *Aggregator) objectRef(key ObjectKey) *corev1.ObjectReference {
 }
 
 // refOf returns the Event target of a work item's key (nil: none).
-func (a *Aggregator) refOf(key any) *corev1.ObjectReference {
+func (r *reporter) refOf(key any) *corev1.ObjectReference {
 	switch k := key.(type) {
 	case ObjectKey:
-		return a.objectRef(k)
+		return r.objectRef(k)
 	case string: // a BindingPolicy
 		return &corev1.ObjectReference{APIVersion: controlv1alpha1.GroupVersion.String(), Kind: "BindingPolicy", Name: k}
 	case kindKey:
@@ -95,29 +108,19 @@ func (a *Aggregator) refOf(key any) *corev1.ObjectReference {
 // failure reports a failure concerning the work item key (an ObjectKey, a BindingPolicy name or
 // a kindKey): a log line and a Warning Event with the given reason, rate-limited. The caller
 // counts it in the metrics.
-func (a *Aggregator) failure(key any, reason, format string, args ...any) {
+func (r *reporter) failure(key any, reason, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	ok, suppressed := a.failures.allow(fmt.Sprintf("%v\x00%s", key, reason), time.Now())
+	ok, suppressed := r.failures.allow(fmt.Sprintf("%v\x00%s", key, reason), time.Now())
 	if !ok {
 		return
 	}
 	if suppressed > 0 {
 		msg = fmt.Sprintf("%s (and %d more times since the last report)", msg, suppressed)
 	}
-	a.log.Info("failure", "reason", reason, "key", fmt.Sprint(key), "error", msg)
-	if ref := a.refOf(key); ref != nil {
-		a.recorder.Eventf(ref, nil, corev1.EventTypeWarning, reason, "Reconcile", "%s", truncate(msg, 1024))
+	r.log.Info("failure", "reason", reason, "key", fmt.Sprint(key), "error", msg)
+	if ref := r.refOf(key); ref != nil {
+		r.recorder.Eventf(ref, nil, corev1.EventTypeWarning, reason, "Reconcile", "%s", truncate(msg, 1024))
 	}
-}
-
-// reportDropped reports the status fields that the WDS's schema of the kind does not declare and
-// that were therefore not written (once per write that left them out).
-func (a *Aggregator) reportDropped(in *objectInputs, dropped []string) {
-	a.metrics.dropped.WithLabelValues("schema").Add(float64(len(dropped)))
-	msg := fmt.Sprintf("status written without fields that the WDS's schema of %s does not declare: %s",
-		in.info.GVK().GroupKind(), strings.Join(dropped, ", "))
-	a.log.Info("status fields dropped", "key", in.key.String(), "fields", dropped)
-	a.recorder.Eventf(in.obj, nil, corev1.EventTypeWarning, "StatusFieldsDropped", "ReturnStatus", "%s", truncate(msg, 1024))
 }
 
 func truncate(s string, n int) string {

@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	toolscache "k8s.io/client-go/tools/cache"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -17,18 +16,6 @@ import (
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
-)
-
-// kindKey is a work item for one of statusfold's own objects whose status it maintains.
-type kindKey struct {
-	Kind string // StatusCollector, ContentClassifier
-	Name string
-}
-
-const (
-	kindStatusCollector   = "StatusCollector"
-	kindContentClassifier = "ContentClassifier"
-	kindAggregationPolicy = "AggregationPolicy"
 )
 
 // handlerFuncs adapts one function, called with the old and new object (either may be nil), to an
@@ -97,15 +84,15 @@ func (a *Aggregator) onAggregationPolicy(o, n client.Object) {
 	a.kinds.Add(kindKey{Kind: kindAggregationPolicy, Name: nameOf(o, n)})
 }
 
-// enqueueGroup queues every bound object of an API group.
-func (a *Aggregator) enqueueGroup(ctx context.Context, group string) {
+// enqueueBoundOf queues every bound object of an API group (all: of every group).
+func (a *Aggregator) enqueueBoundOf(ctx context.Context, group string, all bool) {
 	var bindings controlv1alpha1.BindingList
 	if err := a.wdsCache.List(ctx, &bindings); err != nil {
 		return
 	}
 	for i := range bindings.Items {
 		for _, bo := range BoundObjects(&bindings.Items[i].Spec) {
-			if bo.GVR.Group == group {
+			if all || bo.GVR.Group == group {
 				a.objects.Add(bo.Key())
 			}
 		}
@@ -354,7 +341,7 @@ func (a *Aggregator) enqueueAllPolicies(ctx context.Context) {
 		a.policies.Add(list.Items[i].Name)
 	}
 	if a.opts.BindingResolution == BindingResolutionExternal {
-		a.enqueueAllBound(ctx)
+		a.enqueueBoundOf(ctx, "", true)
 		return
 	}
 	// Bindings whose policy is gone are deleted by the policy's reconcile.
@@ -388,119 +375,4 @@ func (a *Aggregator) enqueueAllKinds(ctx context.Context) {
 			}
 		}
 	}
-}
-
-// ensureWatch starts (once) the informer of a workload resource, connects it, and waits at most
-// Options.WatchSyncTimeout for its initial list. The wait is outside any lock: a resource whose
-// list never succeeds (a conversion webhook down, an aggregated API failing) makes only the work
-// that needs it fail — with an error naming it, retried with backoff — and stalls no other.
-func (a *Aggregator) ensureWatch(ctx context.Context, info resourceInfo) error {
-	key := info.GVR.String()
-	a.watchesMu.Lock()
-	reg, ok := a.watches[key]
-	if !ok {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(info.GVK())
-		inf, err := a.wdsCache.GetInformer(ctx, u, cache.BlockUntilSynced(false))
-		if err != nil {
-			a.watchesMu.Unlock()
-			return fmt.Errorf("informer for %s: %w", key, err)
-		}
-		if reg, err = inf.AddEventHandler(handlerFuncs(a.onWorkload(info))); err != nil {
-			a.watchesMu.Unlock()
-			return fmt.Errorf("informer for %s: %w", key, err)
-		}
-		a.watches[key] = reg
-		a.log.V(1).Info("watching workload resource", "resource", key)
-	}
-	a.watchesMu.Unlock()
-	if reg.HasSynced() {
-		return nil
-	}
-	wctx, cancel := context.WithTimeout(ctx, a.opts.WatchSyncTimeout)
-	defer cancel()
-	if !toolscache.WaitForCacheSync(wctx.Done(), reg.HasSynced) {
-		return fmt.Errorf("watch of %s: initial list not done after %s (does listing it fail?)", key, a.opts.WatchSyncTimeout)
-	}
-	return nil
-}
-
-// watching reports whether the resource's informer runs and has listed its objects.
-func (a *Aggregator) watching(info resourceInfo) bool {
-	a.watchesMu.Lock()
-	reg, ok := a.watches[info.GVR.String()]
-	a.watchesMu.Unlock()
-	return ok && reg.HasSynced()
-}
-
-// enqueueAllBound queues every object of every Binding.
-func (a *Aggregator) enqueueAllBound(ctx context.Context) {
-	var bindings controlv1alpha1.BindingList
-	if err := a.wdsCache.List(ctx, &bindings); err != nil {
-		return
-	}
-	for i := range bindings.Items {
-		a.enqueueBound(&bindings.Items[i].Spec)
-	}
-}
-
-// pruneWatches stops the informers of workload resources that no policy can select and no
-// Binding lists any more (e.g. after a `"*"` policy is deleted).
-func (a *Aggregator) pruneWatches(ctx context.Context) error {
-	wanted := map[string]bool{}
-	var bl controlv1alpha1.BindingList
-	if err := a.wdsCache.List(ctx, &bl); err != nil {
-		return err
-	}
-	for i := range bl.Items {
-		for _, bo := range BoundObjects(&bl.Items[i].Spec) {
-			info, ok, err := a.catalog.lookup(bo.GVR.GroupResource())
-			if err != nil {
-				return nil // uncertain: stop no watch now
-			}
-			if ok {
-				wanted[info.GVR.String()] = true
-			}
-		}
-	}
-	var pl controlv1alpha1.BindingPolicyList
-	if err := a.wdsCache.List(ctx, &pl); err != nil {
-		return err
-	}
-	resources := a.catalog.resources(false)
-	if a.opts.BindingResolution == BindingResolutionInternal {
-		for i := range pl.Items {
-			for _, info := range resources {
-				if slices.ContainsFunc(pl.Items[i].Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
-					return clauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
-				}) {
-					wanted[info.GVR.String()] = true
-				}
-			}
-		}
-	}
-	a.watchesMu.Lock()
-	defer a.watchesMu.Unlock()
-	for _, info := range resources {
-		key := info.GVR.String()
-		if _, ok := a.watches[key]; !ok || wanted[key] {
-			continue
-		}
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(info.GVK())
-		if err := a.wdsCache.RemoveInformer(ctx, u); err != nil {
-			return err
-		}
-		delete(a.watches, key)
-		a.ownWrites.forgetResource(info.GVR.GroupResource())
-		a.log.V(1).Info("stopped watching workload resource", "resource", key)
-	}
-	return nil
-}
-
-// WatchedResources lists the workload resources whose informers run, sorted.
-func (a *Aggregator) WatchedResources() []string {
-	a.watchesMu.Lock()
-	defer a.watchesMu.Unlock()
-	return slices.Sorted(maps.Keys(a.watches))
 }

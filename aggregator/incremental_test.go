@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,17 +59,14 @@ func TestIncrementalFeedsMatchFromScratch(t *testing.T) {
 
 	for seed := uint64(1); seed <= 20; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		a := &Aggregator{log: logr.Discard(), metrics: newMetrics(), engine: engine}
-		a.tables.init()
-		a.returnStates.init()
-		a.reports.init()
-		a.wecs.init()
-		a.dests.init()
 		labels := map[string]map[string]string{}
-		a.inventoryLabels = func(wec string) (map[string]string, bool) {
-			l, ok := labels[wec]
-			return l, ok
-		}
+		g := &gatherer{wecs: newWECIndex(), reports: newReportCache(), clusterGen: &atomic.Uint64{}, metrics: newMetrics(), log: logr.Discard(),
+			inventoryLabels: func(wec string) (map[string]string, bool) {
+				l, ok := labels[wec]
+				return l, ok
+			}}
+		tables, destsOf := newTableStore(), newDestsCache()
+		returns := &statusReturner{engine: engine, states: newReturnStates()}
 		wecNames := []string{"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"}
 		rv := 0
 		nextRV := func() string { rv++; return strconv.Itoa(rv) }
@@ -110,19 +108,19 @@ func TestIncrementalFeedsMatchFromScratch(t *testing.T) {
 					ws.StatusDetails = controlv1alpha1.StatusDetails{LastGeneration: 1, LastGenerationIsApplied: true}
 					old := workStatuses[id]
 					workStatuses[id] = ws
-					a.wecs.update(old, ws)
+					g.wecs.update(old, ws)
 				case op < 8:
 					if old := workStatuses[id]; old != nil {
 						delete(workStatuses, id)
-						a.wecs.update(old, nil)
-						a.reports.forget(old.UID)
+						g.wecs.update(old, nil)
+						g.reports.forget(old.UID)
 					}
 				case op == 8:
 					labels[w] = map[string]string{"region": fmt.Sprintf("r%d", rng.IntN(3))}
-					a.clusterGen.Add(1)
+					g.clusterGen.Add(1)
 				default:
 					delete(labels, w)
-					a.clusterGen.Add(1)
+					g.clusterGen.Add(1)
 				}
 			}
 			switch rng.IntN(12) {
@@ -139,11 +137,11 @@ func TestIncrementalFeedsMatchFromScratch(t *testing.T) {
 				obj.SetResourceVersion(nextRV())
 			}
 
-			in := &objectInputs{a: a, key: key, obj: obj, clusterGen: a.clusterGen.Load()}
-			in.changed, in.prevEpoch, in.epoch = a.wecs.take(key)
-			dests := a.dests.of(binding)
+			in := &objectInputs{g: g, key: key, obj: obj, clusterGen: g.clusterGen.Load()}
+			in.changed, in.prevEpoch, in.epoch = g.wecs.take(key)
+			dests := destsOf.of(binding)
 			if rng.IntN(6) > 0 { // else: the evaluation stopped before feeding the Table
-				ts := a.tables.get(pairKey{Object: key, Policy: "p"}, cols)
+				ts := tables.get(pairKey{Object: key, Policy: "p"}, cols)
 				ts.feed(in, cols, dests)
 				var scratch []collector.WEC
 				for _, d := range dests {
@@ -163,7 +161,7 @@ func TestIncrementalFeedsMatchFromScratch(t *testing.T) {
 			}
 			if rng.IntN(6) > 0 {
 				in.info = resourceInfo{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment"}
-				got, err := a.computeReturn(in, dests)
+				got, err := returns.computeReturn(in, dests)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -11,10 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
+	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/classifier"
 )
 
@@ -23,34 +25,70 @@ import (
 // +kubebuilder:rbac:groups=policy.statusfold.dev,resources=aggregationpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy.statusfold.dev,resources=aggregationpolicies/status,verbs=get;patch
 
-// reconcileKind maintains the status of a StatusCollector or ContentClassifier: the problems the
+// kindKey is a work item for one of statusfold's own objects whose status it maintains.
+type kindKey struct {
+	Kind string // StatusCollector, ContentClassifier
+	Name string
+}
+
+const (
+	kindStatusCollector   = "StatusCollector"
+	kindContentClassifier = "ContentClassifier"
+	kindAggregationPolicy = "AggregationPolicy"
+)
+
+// aggregationPolicies is the aggregation engine as the kinds reconciler uses it
+// (aggregation.Engine): AggregationPolicies installed and removed.
+type aggregationPolicies interface {
+	SetPolicy(p *policyv1alpha1.AggregationPolicy) field.ErrorList
+	RemovePolicy(name string)
+}
+
+var _ aggregationPolicies = (*aggregation.Engine)(nil)
+
+// kindsReconciler is the statusfold_kinds controller's reconciler: the status of our own kinds
+// (StatusCollector, ContentClassifier, AggregationPolicy), and the AggregationPolicies installed
+// in the aggregation engine.
+type kindsReconciler struct {
+	cache    client.Reader // the WDS cache
+	compiler collectorCompiler
+	policies aggregationPolicies
+	writer   *writer
+	metrics  *metrics
+	recorder events.EventRecorder
+	// reevaluate queues the bound objects of an API group ("": every bound object), whose
+	// status return an AggregationPolicy change can change.
+	reevaluate func(ctx context.Context, group string, all bool)
+}
+
+// reconcile maintains the status of a StatusCollector or ContentClassifier: the problems the
 // engines find in its spec (objects that got in while the webhook was away, or that the engines
 // judge differently since), its observed generation and its Valid condition.
-func (a *Aggregator) reconcileKind(ctx context.Context, k kindKey) error {
-	a.metrics.evaluations.WithLabelValues("kind").Inc()
+func (r *kindsReconciler) reconcile(ctx context.Context, k kindKey) error {
+	r.metrics.evaluations.WithLabelValues("kind").Inc()
 	switch k.Kind {
 	case kindStatusCollector:
 		var sc controlv1alpha1.StatusCollector
-		if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: k.Name}, &sc); err != nil {
+		if err := r.cache.Get(ctx, client.ObjectKey{Name: k.Name}, &sc); err != nil {
 			return ignoreNotFound(err)
 		}
-		_, errs, _ := a.compiler.Compile(&sc)
+		_, errs, _ := r.compiler.Compile(&sc)
 		if len(errs) > 0 {
-			a.metrics.errors.WithLabelValues("collector").Inc()
+			r.metrics.errors.WithLabelValues("collector").Inc()
 		}
-		return a.applyValidity(ctx, &sc, "StatusCollector", sc.Status.ObservedGeneration, sc.Status.Errors, sc.Status.Conditions, errs)
+		return r.applyValidity(ctx, &sc, "StatusCollector", sc.Status.ObservedGeneration, sc.Status.Errors, sc.Status.Conditions, errs)
 	case kindContentClassifier:
 		var cc controlv1alpha1.ContentClassifier
-		if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: k.Name}, &cc); err != nil {
+		if err := r.cache.Get(ctx, client.ObjectKey{Name: k.Name}, &cc); err != nil {
 			return ignoreNotFound(err)
 		}
 		errs := classifier.Validate(&cc)
 		if len(errs) > 0 {
-			a.metrics.errors.WithLabelValues("classifier").Inc()
+			r.metrics.errors.WithLabelValues("classifier").Inc()
 		}
-		return a.applyValidity(ctx, &cc, "ContentClassifier", cc.Status.ObservedGeneration, cc.Status.Errors, cc.Status.Conditions, errs)
+		return r.applyValidity(ctx, &cc, "ContentClassifier", cc.Status.ObservedGeneration, cc.Status.Errors, cc.Status.Conditions, errs)
 	case kindAggregationPolicy:
-		return a.reconcileAggregationPolicy(ctx, k.Name)
+		return r.reconcileAggregationPolicy(ctx, k.Name)
 	}
 	return nil
 }
@@ -58,24 +96,24 @@ func (a *Aggregator) reconcileKind(ctx context.Context, k kindKey) error {
 // reconcileAggregationPolicy installs a valid AggregationPolicy in the engine (an invalid one is
 // ignored: the kind's built-in module applies), reports its validity, and re-evaluates the objects
 // of its target group.
-func (a *Aggregator) reconcileAggregationPolicy(ctx context.Context, name string) error {
+func (r *kindsReconciler) reconcileAggregationPolicy(ctx context.Context, name string) error {
 	var ap policyv1alpha1.AggregationPolicy
-	if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: name}, &ap); err != nil {
+	if err := r.cache.Get(ctx, client.ObjectKey{Name: name}, &ap); err != nil {
 		if apierrors.IsNotFound(err) {
-			a.engine.RemovePolicy(name)
-			a.enqueueAllBound(ctx)
+			r.policies.RemovePolicy(name)
+			r.reevaluate(ctx, "", true)
 		}
 		return ignoreNotFound(err)
 	}
-	errs := a.engine.SetPolicy(&ap)
+	errs := r.policies.SetPolicy(&ap)
 	if len(errs) > 0 {
-		a.engine.RemovePolicy(name)
-		a.metrics.errors.WithLabelValues("aggregationpolicy").Inc()
+		r.policies.RemovePolicy(name)
+		r.metrics.errors.WithLabelValues("aggregationpolicy").Inc()
 	}
-	a.enqueueGroup(ctx, ap.Spec.Target.Group)
+	r.reevaluate(ctx, ap.Spec.Target.Group, false)
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(policyv1alpha1.GroupVersion.WithKind(kindAggregationPolicy))
-	return a.applyValidityAs(ctx, &ap, u, ap.Status.ObservedGeneration, ap.Status.Errors, ap.Status.Conditions, errs)
+	return r.applyValidityAs(ctx, &ap, u, ap.Status.ObservedGeneration, ap.Status.Errors, ap.Status.Conditions, errs)
 }
 
 func ignoreNotFound(err error) error {
@@ -87,15 +125,15 @@ func ignoreNotFound(err error) error {
 
 // applyValidity writes {observedGeneration, errors, conditions[Valid]} when it differs from the
 // current status, and an event for a newly invalid spec.
-func (a *Aggregator) applyValidity(ctx context.Context, obj client.Object, kind string, observed int64, curErrs []string,
+func (r *kindsReconciler) applyValidity(ctx context.Context, obj client.Object, kind string, observed int64, curErrs []string,
 	curConds []metav1.Condition, errs field.ErrorList) error {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(controlv1alpha1.GroupVersion.WithKind(kind))
-	return a.applyValidityAs(ctx, obj, u, observed, curErrs, curConds, errs)
+	return r.applyValidityAs(ctx, obj, u, observed, curErrs, curConds, errs)
 }
 
 // applyValidityAs is applyValidity with the apply object's apiVersion and kind already set in u.
-func (a *Aggregator) applyValidityAs(ctx context.Context, obj client.Object, u *unstructured.Unstructured, observed int64, curErrs []string,
+func (r *kindsReconciler) applyValidityAs(ctx context.Context, obj client.Object, u *unstructured.Unstructured, observed int64, curErrs []string,
 	curConds []metav1.Condition, errs field.ErrorList) error {
 	kind := u.GetKind()
 	msgs := errorStrings(errs)
@@ -125,20 +163,20 @@ func (a *Aggregator) applyValidityAs(ctx context.Context, obj client.Object, u *
 	}
 	status["conditions"] = cl
 	u.Object["status"] = status
-	if same && old == nil && a.conditionsNotServed(u) {
+	if same && old == nil && r.conditionsNotServed(u) {
 		return nil // all that the served schema can hold is there already
 	}
 	if len(errs) > 0 {
-		a.recorder.Eventf(obj, nil, corev1.EventTypeWarning, "InvalidSpec", "Validate", "%s", cond.Message)
+		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, "InvalidSpec", "Validate", "%s", cond.Message)
 	}
-	return a.apply(ctx, u, "status", true, strings.ToLower(kind)+"-status")
+	return r.writer.apply(ctx, u, "status", true, strings.ToLower(kind)+"-status")
 }
 
 // conditionsNotServed reports whether the schema served for u's kind has no .status.conditions
 // (KubeStellar's StatusCollector CRD): the Valid condition is then never stored, and its absence
 // must not make every reconcile apply the same status again.
-func (a *Aggregator) conditionsNotServed(u *unstructured.Unstructured) bool {
-	_, _, dropped := a.pruneToServed(u)
+func (r *kindsReconciler) conditionsNotServed(u *unstructured.Unstructured) bool {
+	_, _, dropped := r.writer.pruneToServed(u)
 	return slices.Contains(dropped, ".status.conditions")
 }
 

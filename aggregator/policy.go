@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/events"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,46 +28,65 @@ import (
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
 
-// reconcilePolicy resolves one BindingPolicy into its Binding (internal mode) and maintains the
+// policyReconciler is the statusfold_policies controller's reconciler: binding resolution
+// (docs/rules.md "Bindings") — each BindingPolicy resolved into its Binding, unless another
+// controller writes them — the StatusCollectorsAvailable condition on both, and the watches of
+// the workload resources that policies can select.
+type policyReconciler struct {
+	cache     client.Reader // the WDS cache
+	inventory client.Reader // the ITS cache: ManagedClusters
+	wds       client.Writer // deletes orphaned Bindings
+	catalog   *catalog
+	watches   *watcher
+	ownWrites *ownWrites
+	compiler  collectorCompiler
+	writer    *writer
+	report    *reporter
+	metrics   *metrics
+	recorder  events.EventRecorder
+	mode      BindingResolution
+}
+
+// reconcile resolves one BindingPolicy into its Binding (internal mode) and maintains the
 // StatusCollectorsAvailable condition on both.
-func (a *Aggregator) reconcilePolicy(ctx context.Context, name string) error {
-	a.metrics.evaluations.WithLabelValues("policy").Inc()
+func (r *policyReconciler) reconcile(ctx context.Context, name string) error {
+	r.metrics.evaluations.WithLabelValues("policy").Inc()
 	var bp controlv1alpha1.BindingPolicy
-	if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: name}, &bp); err != nil {
+	if err := r.cache.Get(ctx, client.ObjectKey{Name: name}, &bp); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return err
 		}
-		if err := a.deleteOrphanBinding(ctx, name); err != nil {
+		if err := r.deleteOrphanBinding(ctx, name); err != nil {
 			return err
 		}
-		return a.pruneWatches(ctx)
+		return r.pruneWatches(ctx)
 	}
 	var binding *controlv1alpha1.Binding
 	var cur controlv1alpha1.Binding
-	if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: name}, &cur); err == nil {
+	if err := r.cache.Get(ctx, client.ObjectKey{Name: name}, &cur); err == nil {
 		binding = &cur
 	} else if !apierrors.IsNotFound(err) {
 		return err
 	}
 	var policyErrs field.ErrorList
-	if a.opts.BindingResolution == BindingResolutionInternal {
-		spec, errs, err := a.resolve(ctx, &bp, binding)
+	if r.mode == BindingResolutionInternal {
+		spec, errs, err := r.resolve(ctx, &bp, binding)
 		if err != nil {
 			return err
 		}
 		policyErrs = errs
 		if binding == nil || !equality.Semantic.DeepEqual(binding.Spec, spec) {
-			if err := a.applyBinding(ctx, &bp, spec); err != nil {
+			if err := r.applyBinding(ctx, &bp, spec); err != nil {
 				return err
 			}
 		}
 	}
-	cond := a.collectorsCondition(ctx, policyCollectors(&bp))
-	if err := a.applyPolicyStatus(ctx, &bp, cond, policyErrs); err != nil {
+	cond := r.collectorsCondition(ctx, policyCollectors(&bp))
+	if err := r.applyPolicyStatus(ctx, &bp, cond, policyErrs); err != nil {
 		return err
 	}
 	if binding != nil {
-		return a.applyBindingStatus(ctx, binding, cond)
+		return r.applyBindingStatus(ctx, binding, cond)
 	}
 	return nil
 }
@@ -75,10 +95,10 @@ func (a *Aggregator) reconcilePolicy(ctx context.Context, name string) error {
 // computes the Binding's spec. The objects of a resource that cannot be listed now (its watch
 // does not sync) keep the entries cur (the Binding as written, nil: none) has for them: nothing
 // is dropped on uncertainty, and the other resources are still resolved.
-func (a *Aggregator) resolve(ctx context.Context, bp *controlv1alpha1.BindingPolicy, cur *controlv1alpha1.Binding) (controlv1alpha1.BindingSpec, field.ErrorList, error) {
+func (r *policyReconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPolicy, cur *controlv1alpha1.Binding) (controlv1alpha1.BindingSpec, field.ErrorList, error) {
 	// The cache reads share what they return with the cache: only read, never written.
 	var mcs clusterv1.ManagedClusterList
-	if err := a.its.GetCache().List(ctx, &mcs, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.inventory.List(ctx, &mcs, client.UnsafeDisableDeepCopy); err != nil {
 		return controlv1alpha1.BindingSpec{}, nil, err
 	}
 	clusters := make([]InventoryCluster, 0, len(mcs.Items))
@@ -87,21 +107,21 @@ func (a *Aggregator) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 	}
 	var objects []WorkloadObject
 	unlisted := map[schema.GroupResource]bool{}
-	for _, info := range a.catalog.resources(false) {
+	for _, info := range r.catalog.resources(false) {
 		if !slices.ContainsFunc(bp.Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
 			return clauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
 		}) {
 			continue
 		}
-		if err := a.ensureWatch(ctx, info); err != nil {
-			a.metrics.errors.WithLabelValues("watch").Inc()
-			a.failure(bp.Name, "ResourceNotListed", "%v; the Binding keeps its entries for %s", err, info.GVR.GroupResource())
+		if err := r.watches.ensure(ctx, info); err != nil {
+			r.metrics.errors.WithLabelValues("watch").Inc()
+			r.report.failure(bp.Name, "ResourceNotListed", "%v; the Binding keeps its entries for %s", err, info.GVR.GroupResource())
 			unlisted[info.GVR.GroupResource()] = true
 			continue
 		}
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(info.GVR.GroupVersion().WithKind(info.Kind + "List"))
-		if err := a.wdsCache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		if err := r.cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 			return controlv1alpha1.BindingSpec{}, nil, fmt.Errorf("listing %s: %w", info.GVR, err)
 		}
 		for i := range list.Items {
@@ -112,7 +132,7 @@ func (a *Aggregator) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 	}
 	nsLabels := func(ns string) map[string]string {
 		var n corev1.Namespace
-		if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: ns}, &n, client.UnsafeDisableDeepCopy); err != nil {
+		if err := r.cache.Get(ctx, client.ObjectKey{Name: ns}, &n, client.UnsafeDisableDeepCopy); err != nil {
 			return nil
 		}
 		return n.Labels
@@ -124,7 +144,7 @@ func (a *Aggregator) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 	return spec, errs, nil
 }
 
-func (a *Aggregator) applyBinding(ctx context.Context, bp *controlv1alpha1.BindingPolicy, spec controlv1alpha1.BindingSpec) error {
+func (r *policyReconciler) applyBinding(ctx context.Context, bp *controlv1alpha1.BindingPolicy, spec controlv1alpha1.BindingSpec) error {
 	b := &controlv1alpha1.Binding{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: bp.Name,
@@ -139,17 +159,17 @@ func (a *Aggregator) applyBinding(ctx context.Context, bp *controlv1alpha1.Bindi
 	if err != nil {
 		return err
 	}
-	return a.apply(ctx, u, "", true, "binding")
+	return r.writer.apply(ctx, u, "", true, "binding")
 }
 
 // deleteOrphanBinding deletes the Binding of a deleted policy (garbage collection does the same
 // in a full cluster; this covers control planes without it).
-func (a *Aggregator) deleteOrphanBinding(ctx context.Context, name string) error {
-	if a.opts.BindingResolution != BindingResolutionInternal {
+func (r *policyReconciler) deleteOrphanBinding(ctx context.Context, name string) error {
+	if r.mode != BindingResolutionInternal {
 		return nil
 	}
 	var b controlv1alpha1.Binding
-	if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: name}, &b); err != nil {
+	if err := r.cache.Get(ctx, client.ObjectKey{Name: name}, &b); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	owned := slices.ContainsFunc(b.OwnerReferences, func(r metav1.OwnerReference) bool {
@@ -158,9 +178,9 @@ func (a *Aggregator) deleteOrphanBinding(ctx context.Context, name string) error
 	if !owned {
 		return nil
 	}
-	err := a.wds.Delete(ctx, &b, client.Preconditions{UID: &b.UID})
+	err := r.wds.Delete(ctx, &b, client.Preconditions{UID: &b.UID})
 	if err == nil {
-		a.metrics.writes.WithLabelValues("binding", "delete").Inc()
+		r.metrics.writes.WithLabelValues("binding", "delete").Inc()
 	}
 	return client.IgnoreNotFound(err)
 }
@@ -176,15 +196,15 @@ func policyCollectors(bp *controlv1alpha1.BindingPolicy) []string {
 }
 
 // collectorsCondition is StatusCollectorsAvailable for a set of referenced collectors.
-func (a *Aggregator) collectorsCondition(ctx context.Context, names []string) controlv1alpha1.BindingPolicyCondition {
+func (r *policyReconciler) collectorsCondition(ctx context.Context, names []string) controlv1alpha1.BindingPolicyCondition {
 	var missing, invalid []string
 	for _, n := range names {
 		var sc controlv1alpha1.StatusCollector
-		if err := a.wdsCache.Get(ctx, client.ObjectKey{Name: n}, &sc); err != nil {
+		if err := r.cache.Get(ctx, client.ObjectKey{Name: n}, &sc); err != nil {
 			missing = append(missing, n)
 			continue
 		}
-		if _, errs, _ := a.compiler.Compile(&sc); len(errs) > 0 {
+		if _, errs, _ := r.compiler.Compile(&sc); len(errs) > 0 {
 			invalid = append(invalid, n)
 		}
 	}
@@ -234,14 +254,14 @@ func errorStrings(errs field.ErrorList) []string {
 	return out
 }
 
-func (a *Aggregator) applyPolicyStatus(ctx context.Context, bp *controlv1alpha1.BindingPolicy, cond controlv1alpha1.BindingPolicyCondition, errs field.ErrorList) error {
+func (r *policyReconciler) applyPolicyStatus(ctx context.Context, bp *controlv1alpha1.BindingPolicy, cond controlv1alpha1.BindingPolicyCondition, errs field.ErrorList) error {
 	conds, changed := mergeCondition(bp.Status.Conditions, cond)
 	msgs := errorStrings(errs)
 	if !changed && bp.Status.ObservedGeneration == bp.Generation && slices.Equal(bp.Status.Errors, msgs) {
 		return nil
 	}
 	if len(errs) > 0 {
-		a.recorder.Eventf(bp, nil, corev1.EventTypeWarning, "InvalidSpec", "Resolve", "%s", strings.Join(msgs, "; "))
+		r.recorder.Eventf(bp, nil, corev1.EventTypeWarning, "InvalidSpec", "Resolve", "%s", strings.Join(msgs, "; "))
 	}
 	out := &controlv1alpha1.BindingPolicy{ObjectMeta: metav1.ObjectMeta{Name: bp.Name},
 		Status: controlv1alpha1.BindingPolicyStatus{Conditions: conds, ObservedGeneration: bp.Generation, Errors: msgs}}
@@ -250,10 +270,10 @@ func (a *Aggregator) applyPolicyStatus(ctx context.Context, bp *controlv1alpha1.
 		return err
 	}
 	unstructured.RemoveNestedField(u.Object, "spec")
-	return a.apply(ctx, u, "status", true, "bindingpolicy-status")
+	return r.writer.apply(ctx, u, "status", true, "bindingpolicy-status")
 }
 
-func (a *Aggregator) applyBindingStatus(ctx context.Context, b *controlv1alpha1.Binding, cond controlv1alpha1.BindingPolicyCondition) error {
+func (r *policyReconciler) applyBindingStatus(ctx context.Context, b *controlv1alpha1.Binding, cond controlv1alpha1.BindingPolicyCondition) error {
 	conds, changed := mergeCondition(b.Status.Conditions, cond)
 	if !changed && b.Status.ObservedGeneration == b.Generation {
 		return nil
@@ -265,5 +285,48 @@ func (a *Aggregator) applyBindingStatus(ctx context.Context, b *controlv1alpha1.
 		return err
 	}
 	unstructured.RemoveNestedField(u.Object, "spec")
-	return a.apply(ctx, u, "status", true, "binding-status")
+	return r.writer.apply(ctx, u, "status", true, "binding-status")
+}
+
+// pruneWatches stops the informers of workload resources that no policy can select and no
+// Binding lists any more (e.g. after a `"*"` policy is deleted).
+func (r *policyReconciler) pruneWatches(ctx context.Context) error {
+	wanted := map[string]bool{}
+	var bl controlv1alpha1.BindingList
+	if err := r.cache.List(ctx, &bl); err != nil {
+		return err
+	}
+	for i := range bl.Items {
+		for _, bo := range BoundObjects(&bl.Items[i].Spec) {
+			info, ok, err := r.catalog.lookup(bo.GVR.GroupResource())
+			if err != nil {
+				return nil // uncertain: stop no watch now
+			}
+			if ok {
+				wanted[info.GVR.String()] = true
+			}
+		}
+	}
+	var pl controlv1alpha1.BindingPolicyList
+	if err := r.cache.List(ctx, &pl); err != nil {
+		return err
+	}
+	resources := r.catalog.resources(false)
+	if r.mode == BindingResolutionInternal {
+		for i := range pl.Items {
+			for _, info := range resources {
+				if slices.ContainsFunc(pl.Items[i].Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
+					return clauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
+				}) {
+					wanted[info.GVR.String()] = true
+				}
+			}
+		}
+	}
+	stopped, err := r.watches.stopExcept(ctx, resources, wanted)
+	for _, info := range stopped {
+		// No delete event will come for the objects of a stopped informer.
+		r.ownWrites.forgetResource(info.GVR.GroupResource())
+	}
+	return err
 }

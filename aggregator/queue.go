@@ -97,7 +97,7 @@ type eventTimes struct {
 	m  map[ObjectKey]time.Time
 }
 
-func (e *eventTimes) init() { e.m = map[ObjectKey]time.Time{} }
+func newEventTimes() *eventTimes { return &eventTimes{m: map[ObjectKey]time.Time{}} }
 
 func (e *eventTimes) mark(k ObjectKey, t time.Time) {
 	e.mu.Lock()

@@ -108,7 +108,7 @@ type tableStore struct {
 	m  map[pairKey]*tableState
 }
 
-func (s *tableStore) init() { s.m = map[pairKey]*tableState{} }
+func newTableStore() *tableStore { return &tableStore{m: map[pairKey]*tableState{}} }
 
 func (s *tableStore) get(k pairKey, cols []*collector.Collector) *tableState {
 	s.mu.Lock()
@@ -171,7 +171,7 @@ type destsEntry struct {
 	dests []string
 }
 
-func (c *destsCache) init() { c.m = map[types.UID]destsEntry{} }
+func newDestsCache() *destsCache { return &destsCache{m: map[types.UID]destsEntry{}} }
 
 func (c *destsCache) of(b *controlv1alpha1.Binding) []string {
 	c.mu.Lock()
@@ -236,7 +236,7 @@ type reportEntry struct {
 	r            report
 }
 
-func (c *reportCache) init() { c.m = map[types.UID]reportEntry{} }
+func newReportCache() *reportCache { return &reportCache{m: map[types.UID]reportEntry{}} }
 
 // get returns ws's cached report; a nil ws (no WorkStatus) is never cached.
 func (c *reportCache) get(ws *controlv1alpha1.WorkStatus, prunerRV string) (report, bool) {
@@ -287,7 +287,7 @@ type memoEntry struct {
 	skipped []string
 }
 
-func (r *returnMemo) init() { r.m = map[ObjectKey]memoEntry{} }
+func newReturnMemo() *returnMemo { return &returnMemo{m: map[ObjectKey]memoEntry{}} }
 
 func (r *returnMemo) get(k ObjectKey, uid types.UID) (string, []string) {
 	r.mu.Lock()
@@ -321,7 +321,7 @@ type prunerEntry struct {
 	pruner *classifier.Pruner
 }
 
-func (p *prunerCache) init() { p.m = map[string]prunerEntry{} }
+func newPrunerCache() *prunerCache { return &prunerCache{m: map[string]prunerEntry{}} }
 
 func (p *prunerCache) get(cc *controlv1alpha1.ContentClassifier) *classifier.Pruner {
 	p.mu.Lock()
@@ -379,9 +379,9 @@ type returnStates struct {
 	m  map[ObjectKey]*returnState
 }
 
-func (r *returnStates) init() { r.m = map[ObjectKey]*returnState{} }
+func newReturnStates() *returnStates { return &returnStates{m: map[ObjectKey]*returnState{}} }
 
-func (r *returnStates) get(k ObjectKey, gk schema.GroupKind, e *aggregation.Engine) *returnState {
+func (r *returnStates) get(k ObjectKey, gk schema.GroupKind, e aggregationStates) *returnState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rs := r.m[k]

@@ -23,7 +23,7 @@ type objectWECs struct {
 	epoch uint64                                   // of the last take; 0 for a new entry
 }
 
-func (x *wecIndex) init() { x.m = map[ObjectKey]*objectWECs{} }
+func newWECIndex() *wecIndex { return &wecIndex{m: map[ObjectKey]*objectWECs{}} }
 
 func (x *wecIndex) entry(k ObjectKey) *objectWECs {
 	e := x.m[k]

@@ -1,0 +1,219 @@
+package aggregator
+
+import (
+	"context"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/policy/collector"
+)
+
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=combinedstatuses,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=statuscollectors,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=create
+
+// collectorCompiler is the collector engine as the reconciler uses it (collector.Compiler): a
+// StatusCollector compiled once per generation, with the problems of its spec.
+type collectorCompiler interface {
+	Compile(sc *controlv1alpha1.StatusCollector) (col *collector.Collector, errs field.ErrorList, warnings []string)
+}
+
+var _ collectorCompiler = (*collector.Compiler)(nil)
+
+// combinedStatusWriter keeps one CombinedStatus per (workload object, BindingPolicy) pair that
+// references collectors (docs/rules.md "CombinedStatus"), fed incrementally from the inputs that
+// the gatherer read, and deletes the pairs' that no longer exist.
+type combinedStatusWriter struct {
+	cache     client.Reader // the WDS cache: BindingPolicies, StatusCollectors, CombinedStatuses
+	wds       client.Writer // deletes CombinedStatuses, creates the report namespace
+	compiler  collectorCompiler
+	tables    *tableStore
+	dests     *destsCache
+	writer    *writer
+	ownWrites *ownWrites
+	metrics   *metrics
+}
+
+// sync writes the CombinedStatus of every (object, policy) pair that references collectors and
+// deletes the object's others. It reports whether it wrote anything.
+func (w *combinedStatusWriter) sync(ctx context.Context, in *objectInputs) (bool, error) {
+	wrote := false
+	want := map[string]bool{} // CombinedStatus names that should exist
+	keep := map[pairKey]bool{}
+	if in.obj != nil {
+		for _, b := range in.bindings {
+			if len(b.bound.Modulation.StatusCollectors) == 0 {
+				continue
+			}
+			var bp controlv1alpha1.BindingPolicy
+			if err := w.cache.Get(ctx, client.ObjectKey{Name: b.b.Name}, &bp, client.UnsafeDisableDeepCopy); err != nil {
+				if apierrors.IsNotFound(err) {
+					continue // the pair's policy is gone
+				}
+				return wrote, err
+			}
+			pk := pairKey{Object: in.key, Policy: bp.UID}
+			keep[pk] = true
+			cs, err := w.evaluatePair(ctx, in, b, &bp, pk)
+			if err != nil {
+				return wrote, err
+			}
+			want[cs.Name] = true
+			written, err := w.write(ctx, cs)
+			if err != nil {
+				return wrote, err
+			}
+			wrote = wrote || written
+		}
+	}
+	w.tables.dropExcept(in.key, keep)
+	var existing controlv1alpha1.CombinedStatusList
+	if err := w.cache.List(ctx, &existing, client.MatchingFields{indexCombinedStatusObject: in.key.String()}, client.UnsafeDisableDeepCopy); err != nil {
+		return wrote, err
+	}
+	for i := range existing.Items {
+		cs := &existing.Items[i]
+		if want[cs.Name] || !slices.ContainsFunc(cs.ManagedFields, func(m metav1.ManagedFieldsEntry) bool { return m.Manager == FieldManager }) {
+			continue
+		}
+		cs = cs.DeepCopy() // shared with the cache
+		if err := w.wds.Delete(ctx, cs, client.Preconditions{UID: &cs.UID}); client.IgnoreNotFound(err) != nil {
+			return wrote, err
+		}
+		w.metrics.writes.WithLabelValues("combinedstatus", "delete").Inc()
+		wrote = true
+	}
+	return wrote, nil
+}
+
+// evaluatePair feeds the pair's Table and returns the CombinedStatus it should have.
+func (w *combinedStatusWriter) evaluatePair(ctx context.Context, in *objectInputs, b binding, bp *controlv1alpha1.BindingPolicy, pk pairKey) (*controlv1alpha1.CombinedStatus, error) {
+	var cols []*collector.Collector
+	for _, name := range b.bound.Modulation.StatusCollectors {
+		var sc controlv1alpha1.StatusCollector
+		if err := w.cache.Get(ctx, client.ObjectKey{Name: name}, &sc); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue // named in the StatusCollectorsAvailable condition
+			}
+			return nil, err
+		}
+		col, errs, _ := w.compiler.Compile(&sc)
+		if len(errs) > 0 || col == nil {
+			continue // reported in the collector's status
+		}
+		cols = append(cols, col)
+	}
+	dests := w.dests.of(b.b)
+	ts := w.tables.get(pk, cols)
+	ts.feed(in, cols, dests)
+	results := ts.table.Results()
+	for _, r := range results {
+		w.metrics.rows.Observe(float64(len(r.Rows)))
+	}
+	ns := in.key.Namespace
+	if ns == "" {
+		ns = controlv1alpha1.ReportNamespace
+	}
+	return &controlv1alpha1.CombinedStatus{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      string(in.obj.GetUID()) + "." + string(bp.UID),
+			Namespace: ns,
+			Labels: map[string]string{
+				controlv1alpha1.LabelCombinedStatusAPIGroup:      in.key.Group,
+				controlv1alpha1.LabelCombinedStatusResource:      in.key.Resource,
+				controlv1alpha1.LabelCombinedStatusNamespace:     in.key.Namespace,
+				controlv1alpha1.LabelCombinedStatusName:          in.key.Name,
+				controlv1alpha1.LabelCombinedStatusBindingPolicy: bp.Name,
+			},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: in.obj.GetAPIVersion(), Kind: in.obj.GetKind(), Name: in.obj.GetName(), UID: in.obj.GetUID(),
+			}},
+		},
+		Results: results,
+	}, nil
+}
+
+// write applies cs unless the cached copy already says the same.
+func (w *combinedStatusWriter) write(ctx context.Context, cs *controlv1alpha1.CombinedStatus) (bool, error) {
+	var cur controlv1alpha1.CombinedStatus // shared with the cache: only read
+	err := w.cache.Get(ctx, client.ObjectKey{Namespace: cs.Namespace, Name: cs.Name}, &cur, client.UnsafeDisableDeepCopy)
+	switch {
+	case err == nil:
+		if combinedStatusCurrent(&cur, cs) {
+			return false, nil
+		}
+	case apierrors.IsNotFound(err):
+		if cs.Namespace == controlv1alpha1.ReportNamespace {
+			if err := w.ensureReportNamespace(ctx); err != nil {
+				return false, err
+			}
+		}
+	default:
+		return false, err
+	}
+	u, err := toApply(cs, "CombinedStatus", false)
+	if err != nil {
+		return false, err
+	}
+	if w.servedCurrent(u, &cur) {
+		return false, nil
+	}
+	if err := w.writer.apply(ctx, u, "", true, "combinedstatus"); err != nil {
+		return true, err
+	}
+	w.ownWrites.record(combinedStatusWriteKey(cs.Namespace, cs.Name), u.GetResourceVersion())
+	return true, nil
+}
+
+// servedCurrent reports whether cur, stored under a served schema that lacks some of the fields
+// of u (KubeStellar's CRDs: aggregationErrors[].row and .count), already holds everything of u
+// that the schema can hold: without it every evaluation would apply the same pruned object again.
+func (w *combinedStatusWriter) servedCurrent(u *unstructured.Unstructured, cur *controlv1alpha1.CombinedStatus) bool {
+	if cur.Name == "" {
+		return false
+	}
+	sent, _, dropped := w.writer.pruneToServed(u)
+	if len(dropped) == 0 {
+		return false
+	}
+	var want controlv1alpha1.CombinedStatus
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(sent.Object, &want); err != nil {
+		return false
+	}
+	return combinedStatusCurrent(cur, &want)
+}
+
+// combinedStatusCurrent reports whether cur already has want's labels, owner and results. Results
+// are compared as JSON values, not as bytes: the apiserver re-encodes the plain JSON of Object and
+// Array cells, and a CombinedStatus in an earlier wire form differs, so it is rewritten.
+func combinedStatusCurrent(cur, want *controlv1alpha1.CombinedStatus) bool {
+	for k, v := range want.Labels {
+		if w, ok := cur.Labels[k]; !ok || w != v {
+			return false
+		}
+	}
+	if !slices.ContainsFunc(cur.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == want.OwnerReferences[0].UID }) {
+		return false
+	}
+	return collector.ResultsEqual(cur.Results, want.Results)
+}
+
+func (w *combinedStatusWriter) ensureReportNamespace(ctx context.Context) error {
+	var ns corev1.Namespace
+	if err := w.cache.Get(ctx, client.ObjectKey{Name: controlv1alpha1.ReportNamespace}, &ns); err == nil {
+		return nil
+	}
+	ns = corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: controlv1alpha1.ReportNamespace}}
+	if err := w.wds.Create(ctx, &ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,275 @@
+package aggregator
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/policy/classifier"
+)
+
+// gatherer reads what one workload object's evaluation needs (objectInputs), once per
+// evaluation: the CombinedStatus writer and the status returner then work from the same inputs.
+type gatherer struct {
+	cache   client.Reader // the WDS cache: Bindings, the object, ContentClassifiers
+	live    client.Reader // uncached WDS reads, for objects of resources not watched
+	catalog interface {
+		lookup(schema.GroupResource) (resourceInfo, bool, error)
+	}
+	watches workloadWatches
+	// orphans are objects found at start carrying the executing-count label: they are read
+	// even when no watch covers them, so a return whose Binding went while no manager ran is
+	// cleared.
+	orphans *sync.Map // ObjectKey → struct{}
+	wecs    *wecIndex
+	reports *reportCache
+	pruners *prunerCache
+	// clusterGen counts inventory label changes: an evaluation that sees another value than
+	// the previous one compares every WEC's row (inventory.labels may have changed).
+	clusterGen *atomic.Uint64
+	// inventoryLabels returns a WEC's inventory labels and whether it has an inventory object.
+	inventoryLabels func(wec string) (map[string]string, bool)
+	metrics         *metrics
+	log             logr.Logger
+}
+
+// workloadWatches are the informers of workload resources (watches.go).
+type workloadWatches interface {
+	// ensure starts the resource's informer, if needed, and waits (bounded) for its first list.
+	ensure(ctx context.Context, info resourceInfo) error
+	// watching reports whether the resource's informer runs and has listed its objects.
+	watching(info resourceInfo) bool
+}
+
+// binding is one Binding that lists the object, with the object's entry in it.
+type binding struct {
+	b     *controlv1alpha1.Binding
+	bound BoundObject
+}
+
+// objectInputs is everything one object's evaluation reads. WorkStatuses and inventory labels
+// are looked up per WEC when needed (once per evaluation), so an evaluation that feeds only the
+// WECs changed since the previous one costs no more than those WECs.
+type objectInputs struct {
+	g        *gatherer
+	key      ObjectKey
+	info     resourceInfo
+	obj      *unstructured.Unstructured // nil: gone
+	bindings []binding
+	pruner   *classifier.Pruner
+	prunerRV string
+	// changed are the WECs whose WorkStatus changed since the evaluation of epoch prevEpoch
+	// (see wecIndex.take); epoch is this evaluation's. clusterGen is the inventory-label
+	// generation when the evaluation started.
+	changed          []string
+	prevEpoch, epoch uint64
+	clusterGen       uint64
+
+	workStatuses map[string]*controlv1alpha1.WorkStatus // WEC → WorkStatus (nil: none), looked up once
+	clusters     map[string]clusterLabels               // WEC → inventory labels, looked up once
+	decoded      map[string]report                      // WEC → reported state, decoded on first use
+}
+
+// clusterLabels is a WEC's inventory labels and their signature.
+type clusterLabels struct {
+	labels map[string]string
+	sig    string
+}
+
+// gather reads one workload object's inputs: the Bindings that list it, its resource, the object
+// itself, its resource's ContentClassifier, and which WECs' WorkStatuses changed since its previous
+// evaluation. It starts the resource's watch when a Binding lists the object. An error means the
+// inputs are uncertain: nothing may be removed on them, and the key is retried.
+func (g *gatherer) gather(ctx context.Context, key ObjectKey) (*objectInputs, error) {
+	in := &objectInputs{g: g, key: key}
+	// Taken first: a WorkStatus written from now on is in the next evaluation's changed set even
+	// when this evaluation already reads it.
+	in.clusterGen = g.clusterGen.Load()
+	in.changed, in.prevEpoch, in.epoch = g.wecs.take(key)
+	var bl controlv1alpha1.BindingList
+	// Cache reads below skip the deep copy: what they return is shared with the cache and only read.
+	if err := g.cache.List(ctx, &bl, client.MatchingFields{indexBindingObjects: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(bl.Items, func(x, y controlv1alpha1.Binding) int { return strings.Compare(x.Name, y.Name) })
+	for i := range bl.Items {
+		for _, bo := range BoundObjects(&bl.Items[i].Spec) {
+			if bo.Key() == key {
+				in.bindings = append(in.bindings, binding{b: &bl.Items[i], bound: bo})
+				break
+			}
+		}
+	}
+	info, known, err := g.catalog.lookup(key.GroupResource())
+	if err != nil {
+		return nil, err // uncertain: nothing is removed; retried
+	}
+	if !known {
+		return in, nil // a resource that does not exist (any more): nothing to read
+	}
+	in.info = info
+	watched := g.watches.watching(info)
+	if len(in.bindings) > 0 && !watched {
+		if err := g.watches.ensure(ctx, info); err != nil {
+			return nil, err
+		}
+		watched = true
+	}
+	_, orphan := g.orphans.LoadAndDelete(key)
+	if watched || orphan {
+		reader := g.cache
+		if !watched {
+			reader = g.live
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(info.GVK())
+		if err := reader.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name}, u); err == nil {
+			in.obj = u
+		} else if !apierrors.IsNotFound(err) {
+			if orphan {
+				g.orphans.Store(key, struct{}{})
+			}
+			return nil, err
+		}
+	}
+	var cc controlv1alpha1.ContentClassifier
+	if err := g.cache.Get(ctx, client.ObjectKey{Name: classifierName(info.GVR)}, &cc); err == nil {
+		in.pruner, in.prunerRV = g.pruners.get(&cc), cc.ResourceVersion
+	} else if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	return in, nil
+}
+
+// workStatus returns the WorkStatus that reports the object from wec (nil: none), the same one
+// for the whole evaluation. Two WorkStatuses for one object in one mailbox: the newest wins.
+func (in *objectInputs) workStatus(wec string) *controlv1alpha1.WorkStatus {
+	if ws, ok := in.workStatuses[wec]; ok {
+		return ws
+	}
+	ws := in.g.wecs.get(in.key, wec)
+	if in.workStatuses == nil {
+		in.workStatuses = map[string]*controlv1alpha1.WorkStatus{}
+	}
+	in.workStatuses[wec] = ws
+	return ws
+}
+
+// cluster returns a WEC's inventory labels (nil when it has no inventory object).
+func (in *objectInputs) cluster(wec string) clusterLabels {
+	if c, ok := in.clusters[wec]; ok {
+		return c
+	}
+	var c clusterLabels
+	if l, ok := in.g.inventoryLabels(wec); ok {
+		c = clusterLabels{labels: l, sig: labelsSig(l)}
+	}
+	if in.clusters == nil {
+		in.clusters = map[string]clusterLabels{}
+	}
+	in.clusters[wec] = c
+	return c
+}
+
+// cachedInventoryLabels returns the function that reads a WEC's inventory labels from the ITS
+// cache (shared: only read).
+func cachedInventoryLabels(its client.Reader) func(wec string) (map[string]string, bool) {
+	return func(wec string) (map[string]string, bool) {
+		return inventoryLabels(its, wec)
+	}
+}
+
+func inventoryLabels(its client.Reader, wec string) (map[string]string, bool) {
+	var mc clusterv1.ManagedCluster
+	if err := its.Get(context.Background(), client.ObjectKey{Name: wec}, &mc, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, false
+	}
+	return mc.Labels, true
+}
+
+// reported returns a WEC's reported state after ContentClassifier pruning (nil: reported
+// nothing), and the time it was last written.
+func (in *objectInputs) reported(wec string) (any, *time.Time, error) {
+	ws := in.workStatus(wec)
+	if ws == nil || len(ws.Status.Raw) == 0 {
+		return nil, nil, nil
+	}
+	var status any
+	if err := utiljson.Unmarshal(ws.Status.Raw, &status); err != nil {
+		return nil, nil, fmt.Errorf("WorkStatus %s/%s: status: %w", ws.Namespace, ws.Name, err)
+	}
+	status = in.pruner.Prune(status)
+	if status == nil {
+		return nil, nil, nil
+	}
+	t := lastWrite(ws)
+	return status, &t, nil
+}
+
+// report is one WEC's decoded, pruned reported state.
+type report struct {
+	status any
+	at     *time.Time
+}
+
+// reportedOnce is reported, decoded at most once per evaluation; an unreadable WorkStatus counts
+// as "reported nothing" (and is logged and counted).
+// Decoded reports are also kept across evaluations in g.reports, per WorkStatus UID, resource
+// version and classifier version, so a WorkStatus is decoded once per write whatever re-reads it
+// (another pair's Table, the status return, a new Table after a collector change).
+func (in *objectInputs) reportedOnce(wec string) report {
+	if r, ok := in.decoded[wec]; ok {
+		return r
+	}
+	g := in.g
+	ws := in.workStatus(wec)
+	r, ok := g.reports.get(ws, in.prunerRV)
+	if !ok {
+		status, at, err := in.reported(wec)
+		if err != nil {
+			g.metrics.errors.WithLabelValues("workstatus").Inc()
+			g.log.Info("ignoring unreadable WorkStatus", "error", err.Error())
+		}
+		r = report{status: status, at: at}
+		g.reports.put(ws, in.prunerRV, r)
+	}
+	if in.decoded == nil {
+		in.decoded = map[string]report{}
+	}
+	in.decoded[wec] = r
+	return r
+}
+
+// reportSig changes whenever what a WEC reported (after pruning) can have changed.
+func (in *objectInputs) reportSig(wec string) string {
+	rv := ""
+	if ws := in.workStatus(wec); ws != nil {
+		rv = string(ws.UID) + "/" + ws.ResourceVersion
+	}
+	return rv + "\x00" + in.prunerRV
+}
+
+// lastWrite is when a WorkStatus was last written: the newest managedFields time, else its
+// creation time.
+func lastWrite(ws *controlv1alpha1.WorkStatus) time.Time {
+	t := ws.CreationTimestamp.Time
+	for _, mf := range ws.ManagedFields {
+		if mf.Time != nil && mf.Time.After(t) {
+			t = mf.Time.Time
+		}
+	}
+	return t.UTC()
+}

@@ -1,0 +1,43 @@
+package aggregator
+
+import (
+	"encoding/json"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Reading managedFields: what statusfold's field manager (FieldManager) owns in an object.
+
+// ownsField reports whether FieldManager's managed-fields entry for the subresource ("" for the
+// main resource) contains the field path (FieldsV1 keys such as "f:status").
+func ownsField(obj *unstructured.Unstructured, subresource string, path ...string) bool {
+	return ownedAt(obj, subresource, path...) != nil
+}
+
+// ownedAt returns the FieldsV1 set at the field path in FieldManager's managed-fields entry for
+// the subresource, or nil when that entry does not contain the path.
+func ownedAt(obj *unstructured.Unstructured, subresource string, path ...string) map[string]any {
+	for _, mf := range obj.GetManagedFields() {
+		if mf.Manager != FieldManager || mf.Subresource != subresource || mf.Operation != metav1.ManagedFieldsOperationApply || mf.FieldsV1 == nil {
+			continue
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+			continue
+		}
+		cur := fields
+		for _, p := range path {
+			next, ok := cur[p].(map[string]any)
+			if !ok {
+				cur = nil
+				break
+			}
+			cur = next
+		}
+		if cur != nil {
+			return cur
+		}
+	}
+	return nil
+}

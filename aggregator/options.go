@@ -1,0 +1,92 @@
+package aggregator
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apiserver/pkg/cel/openapi/resolver"
+	"k8s.io/client-go/rest"
+
+	"github.com/statusfold/statusfold/policy/aggregation"
+	"github.com/statusfold/statusfold/policy/collector"
+)
+
+// BindingResolution says who writes the Bindings.
+type BindingResolution string
+
+// The binding resolution modes.
+const (
+	// BindingResolutionInternal: statusfold resolves BindingPolicies into Bindings (the default).
+	BindingResolutionInternal BindingResolution = "internal"
+	// BindingResolutionExternal: another controller (e.g. KubeStellar's) writes Bindings;
+	// statusfold only reads them.
+	BindingResolutionExternal BindingResolution = "external"
+)
+
+// Defaults of Options.
+const (
+	DefaultCoalesceDelay  = 0
+	DefaultWorkers        = 4
+	DefaultCatalogRefresh = 30 * time.Second
+	// DefaultWatchSyncTimeout bounds the wait for a workload resource's first list.
+	DefaultWatchSyncTimeout = 10 * time.Second
+)
+
+// Options configure the reconciler that Setup adds to a manager.
+type Options struct {
+	// WDSName is this WDS's name: only WorkStatuses labelled
+	// transport.kubestellar.io/originWdsName=WDSName are read. Required.
+	WDSName string
+	// ITSConfig reaches the ITS (ManagedClusters, WorkStatuses). Nil: the manager's cluster.
+	ITSConfig *rest.Config
+	// BindingResolution: internal (default) or external.
+	BindingResolution BindingResolution
+	// CoalesceDelay: events for one object within this delay of its last evaluation cause one
+	// evaluation, at the end of the delay. Default 0: an event is evaluated at once, and the
+	// events that arrive while an object is being evaluated cause one more evaluation (the work
+	// queue holds each object once), so bursts coalesce by themselves under load.
+	CoalesceDelay time.Duration
+	// Workers evaluating workload objects in parallel. Default 4.
+	Workers int
+	// CatalogRefresh is how often discovery is re-read for resources that `"*"` selects.
+	// Default 30 s.
+	CatalogRefresh time.Duration
+	// WatchSyncTimeout bounds how long one evaluation waits for the first list of a workload
+	// resource it starts watching; after it, the evaluation fails and is retried with backoff.
+	// Default 10 s.
+	WatchSyncTimeout time.Duration
+	// CompilerOptions and AggregationOptions configure the engines.
+	CompilerOptions    []collector.CompilerOption
+	AggregationOptions []aggregation.Option
+	// Schemas resolves the WDS's published schema of a kind; a returned status is pruned to it
+	// before it is written (docs/controller.md, "Schema skew"). Nil: the WDS's /openapi/v3,
+	// re-read when it changes, looked at at most once per CatalogRefresh.
+	Schemas resolver.SchemaResolver
+}
+
+func (o *Options) defaults() error {
+	if o.WDSName == "" {
+		return errors.New("aggregator: Options.WDSName is required")
+	}
+	switch o.BindingResolution {
+	case "":
+		o.BindingResolution = BindingResolutionInternal
+	case BindingResolutionInternal, BindingResolutionExternal:
+	default:
+		return fmt.Errorf("aggregator: binding resolution %q: must be internal or external", o.BindingResolution)
+	}
+	if o.CoalesceDelay < 0 {
+		return fmt.Errorf("aggregator: coalesce delay %s: must not be negative", o.CoalesceDelay)
+	}
+	if o.Workers <= 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.CatalogRefresh <= 0 {
+		o.CatalogRefresh = DefaultCatalogRefresh
+	}
+	if o.WatchSyncTimeout <= 0 {
+		o.WatchSyncTimeout = DefaultWatchSyncTimeout
+	}
+	return nil
+}
