@@ -54,6 +54,7 @@ type Aggregator struct {
 	its      cluster.Cluster
 	catalog  *catalog
 	metrics  *metrics
+	report   *reporter
 
 	// The controllers' queues (the event handlers feed them) and reconcilers.
 	objects  *coalescingQueue[ObjectKey]
@@ -152,6 +153,7 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 	w := &writer{wds: mgr.GetClient(), schemas: opts.Schemas, trees: newFieldTrees(), servedDrops: lru.New(256),
 		failures: failures, metrics: a.metrics, log: log, recorder: recorder}
 	report := &reporter{log: log, recorder: recorder, failures: failures, kinds: a.catalog}
+	a.report = report
 	a.objectR = &objectReconciler{
 		inputs: &gatherer{cache: a.wdsCache, live: a.live, catalog: a.catalog, watches: a.watches, orphans: a.orphans,
 			wecs: a.wecs, reports: a.reports, pruners: a.pruners, clusterGen: a.clusterGen,

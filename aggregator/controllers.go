@@ -64,13 +64,14 @@ func recovered(p any) error {
 	return fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 }
 
-// newController builds one of the reconciler's typed controllers around its coalescing queue:
-// controller-runtime runs its workers, recovers panics, requeues failed keys with the queue's
-// rate limiter, times out the sync of its sources (the manager's CacheSyncTimeout, default 2
-// min) and exports its reconcile metrics. It is leader-elected: only the leader reconciles.
+// newController builds one of the reconciler's typed controllers around its coalescing queue,
+// watching the given sources: controller-runtime runs its workers, recovers panics, requeues
+// failed keys with the queue's rate limiter, times out the sync of its sources (the manager's
+// CacheSyncTimeout, default 2 min) and exports its reconcile metrics. It is leader-elected: only
+// the leader reconciles.
 func newController[K comparable](name string, q *coalescingQueue[K], workers int,
-	do func(context.Context, K) error, report func(K, error, int)) (controller.TypedController[K], error) {
-	return controller.NewTypedUnmanaged(name, controller.TypedOptions[K]{
+	do func(context.Context, K) error, report func(K, error, int), sources ...source.TypedSource[K]) (controller.TypedController[K], error) {
+	c, err := controller.NewTypedUnmanaged(name, controller.TypedOptions[K]{
 		Reconciler:              keyReconciler[K]{do: do, report: report, queue: q},
 		MaxConcurrentReconciles: workers,
 		RecoverPanic:            new(true),
@@ -83,45 +84,45 @@ func newController[K comparable](name string, q *coalescingQueue[K], workers int
 		// names: the names are fixed, as dashboards and alerts read them.
 		SkipNameValidation: new(true),
 	})
+	if err != nil {
+		return nil, err
+	}
+	for _, src := range sources {
+		if err := c.Watch(src); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// atStart is a source that runs f once, when its controller starts (f queues the work to start
+// with; it must not block).
+func atStart[K comparable](f func(context.Context)) source.TypedSource[K] {
+	return source.TypedFunc[K](func(ctx context.Context, _ workqueue.TypedRateLimitingInterface[K]) error {
+		f(ctx)
+		return nil
+	})
 }
 
 // addControllers adds the three controllers to mgr, each with the sources that start its work:
 // the objects controller's eventSource connects every watched kind's informer to the queues (its
 // workers start once the handlers have seen every informer's initial list, so the WEC index is
-// complete) and queues the objects that carry statusfold's labels; the policies and kinds
+// complete), and it queues the objects that carry statusfold's labels; the policies and kinds
 // controllers queue every policy and every object of our own kinds at start.
 func (a *Aggregator) addControllers(mgr manager.Manager) error {
-	objects, err := newController(controllerObjects, a.objects, a.opts.Workers, a.objectR.reconcile, reportError[ObjectKey](a))
+	objects, err := newController(controllerObjects, a.objects, a.opts.Workers, a.objectR.reconcile, reportError[ObjectKey](a),
+		&eventSource{a: a}, atStart[ObjectKey](func(ctx context.Context) { go a.enqueueLabelled(ctx) }))
 	if err != nil {
 		return err
 	}
-	if err := objects.Watch(&eventSource{a: a}); err != nil {
-		return err
-	}
-	if err := objects.Watch(source.TypedFunc[ObjectKey](func(ctx context.Context, _ workqueue.TypedRateLimitingInterface[ObjectKey]) error {
-		go a.enqueueLabelled(ctx)
-		return nil
-	})); err != nil {
-		return err
-	}
-	policies, err := newController(controllerPolicies, a.policies, 1, a.policyR.reconcile, reportError[string](a))
+	policies, err := newController(controllerPolicies, a.policies, 1, a.policyR.reconcile, reportError[string](a),
+		atStart[string](a.enqueueAllPolicies))
 	if err != nil {
 		return err
 	}
-	if err := policies.Watch(source.TypedFunc[string](func(ctx context.Context, _ workqueue.TypedRateLimitingInterface[string]) error {
-		a.enqueueAllPolicies(ctx)
-		return nil
-	})); err != nil {
-		return err
-	}
-	kinds, err := newController(controllerKinds, a.kinds, 1, a.kindsR.reconcile, reportError[kindKey](a))
+	kinds, err := newController(controllerKinds, a.kinds, 1, a.kindsR.reconcile, reportError[kindKey](a),
+		atStart[kindKey](a.enqueueAllKinds))
 	if err != nil {
-		return err
-	}
-	if err := kinds.Watch(source.TypedFunc[kindKey](func(ctx context.Context, _ workqueue.TypedRateLimitingInterface[kindKey]) error {
-		a.enqueueAllKinds(ctx)
-		return nil
-	})); err != nil {
 		return err
 	}
 	for _, c := range []manager.Runnable{objects, policies, kinds} {
@@ -172,7 +173,7 @@ func reportError[K comparable](a *Aggregator) func(K, error, int) {
 			where = "panic"
 		}
 		a.metrics.errors.WithLabelValues(where).Inc()
-		a.objectR.returns.report.failure(key, "ReconcileFailed", "%s (attempt %d; retrying with backoff)", firstLine(err.Error()), requeues+1)
+		a.report.failure(key, "ReconcileFailed", "%s (attempt %d; retrying with backoff)", firstLine(err.Error()), requeues+1)
 		if where == "panic" {
 			a.log.Error(err, "recovered from a panic in a reconcile; the key is retried with backoff", "key", fmt.Sprint(key))
 		}
