@@ -250,13 +250,6 @@ const (
 	indexCombinedStatusObject = "statusfold.object"
 )
 
-// WorkStatusObject is the workload object a WorkStatus reports on (by group, resource,
-// namespace and name, as the controller matches them; `statusfold status` does the same).
-func WorkStatusObject(ws *controlv1alpha1.WorkStatus) ObjectKey {
-	r := ws.Spec.SourceRef
-	return ObjectKey{Group: r.Group, Resource: r.Resource, Namespace: r.Namespace, Name: r.Name}
-}
-
 func combinedStatusObject(o client.Object) (ObjectKey, bool) {
 	l := o.GetLabels()
 	name, ok := l[controlv1alpha1.LabelCombinedStatusName]

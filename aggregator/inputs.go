@@ -106,11 +106,8 @@ func (g *gatherer) gather(ctx context.Context, key ObjectKey) (*objectInputs, er
 	}
 	slices.SortFunc(bl.Items, func(x, y controlv1alpha1.Binding) int { return strings.Compare(x.Name, y.Name) })
 	for i := range bl.Items {
-		for _, bo := range BoundObjects(&bl.Items[i].Spec) {
-			if bo.Key() == key {
-				in.bindings = append(in.bindings, binding{b: &bl.Items[i], bound: bo})
-				break
-			}
+		if bo, ok := BoundIn(&bl.Items[i].Spec, key); ok {
+			in.bindings = append(in.bindings, binding{b: &bl.Items[i], bound: bo})
 		}
 	}
 	info, known, err := g.catalog.lookup(key.GroupResource())

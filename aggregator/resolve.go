@@ -12,24 +12,6 @@ import (
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
-// ObjectKey identifies a workload object independently of the API version it is read through.
-type ObjectKey struct {
-	Group     string
-	Resource  string
-	Namespace string // empty for cluster-scoped objects
-	Name      string
-}
-
-// String is the key's index form: group/resource/namespace/name.
-func (k ObjectKey) String() string {
-	return k.Group + "/" + k.Resource + "/" + k.Namespace + "/" + k.Name
-}
-
-// GroupResource of the object.
-func (k ObjectKey) GroupResource() schema.GroupResource {
-	return schema.GroupResource{Group: k.Group, Resource: k.Resource}
-}
-
 // InventoryCluster is one inventory object (an OCM ManagedCluster): a WEC's name and labels.
 type InventoryCluster struct {
 	Name   string
@@ -243,36 +225,6 @@ func combineModulation(a, b controlv1alpha1.DownsyncModulation) controlv1alpha1.
 		out.StatusCollectors = append(append(out.StatusCollectors, a.StatusCollectors...), b.StatusCollectors...)
 		slices.Sort(out.StatusCollectors)
 		out.StatusCollectors = slices.Compact(out.StatusCollectors)
-	}
-	return out
-}
-
-// BoundObject is one object of a Binding, with its combined modulation.
-type BoundObject struct {
-	GVR        schema.GroupVersionResource
-	Namespace  string
-	Name       string
-	Modulation controlv1alpha1.DownsyncModulation
-}
-
-// Key of the object.
-func (b BoundObject) Key() ObjectKey {
-	return ObjectKey{Group: b.GVR.Group, Resource: b.GVR.Resource, Namespace: b.Namespace, Name: b.Name}
-}
-
-// BoundObjects lists the objects of a Binding (the controller and `statusfold status` find an
-// object's Bindings with it).
-func BoundObjects(spec *controlv1alpha1.BindingSpec) []BoundObject {
-	out := make([]BoundObject, 0, len(spec.Workload.NamespaceScope)+len(spec.Workload.ClusterScope))
-	for _, c := range spec.Workload.NamespaceScope {
-		out = append(out, BoundObject{
-			GVR:       schema.GroupVersionResource{Group: c.Group, Version: c.Version, Resource: c.Resource},
-			Namespace: c.Namespace, Name: c.Name, Modulation: c.DownsyncModulation})
-	}
-	for _, c := range spec.Workload.ClusterScope {
-		out = append(out, BoundObject{
-			GVR:  schema.GroupVersionResource{Group: c.Group, Version: c.Version, Resource: c.Resource},
-			Name: c.Name, Modulation: c.DownsyncModulation})
 	}
 	return out
 }

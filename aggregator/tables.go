@@ -179,12 +179,7 @@ func (c *destsCache) of(b *controlv1alpha1.Binding) []string {
 	if e, ok := c.m[b.UID]; ok && e.rv == b.ResourceVersion {
 		return e.dests
 	}
-	d := make([]string, 0, len(b.Spec.Destinations))
-	for _, dest := range b.Spec.Destinations {
-		d = append(d, dest.ClusterId)
-	}
-	slices.Sort(d)
-	d = slices.Compact(d)
+	d := Destinations(&b.Spec)
 	c.m[b.UID] = destsEntry{rv: b.ResourceVersion, dests: d}
 	return d
 }

@@ -117,14 +117,7 @@ func (x *wecIndex) get(k ObjectKey, wec string) *controlv1alpha1.WorkStatus {
 	if e == nil {
 		return nil
 	}
-	var best *controlv1alpha1.WorkStatus
-	for _, ws := range e.byWEC[wec] {
-		if best == nil || ws.CreationTimestamp.After(best.CreationTimestamp.Time) ||
-			(ws.CreationTimestamp.Equal(&best.CreationTimestamp) && ws.Name > best.Name) {
-			best = ws
-		}
-	}
-	return best
+	return NewestWorkStatus(e.byWEC[wec])
 }
 
 // len is the number of objects with an entry.

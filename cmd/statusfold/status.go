@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -275,12 +274,16 @@ func (s *statusReader) read(ctx context.Context, gvr schema.GroupVersionResource
 		}
 		return nil, err
 	}
-	wecs := map[string]*wecReport{}
+	// One WorkStatus per WEC: the one the controller reads when a mailbox holds several.
+	byWEC := map[string][]*controlv1alpha1.WorkStatus{}
 	for i := range wss.Items {
-		ws := &wss.Items[i]
-		if aggregator.WorkStatusObject(ws) != key {
-			continue
+		if ws := &wss.Items[i]; aggregator.WorkStatusObject(ws) == key {
+			byWEC[ws.Namespace] = append(byWEC[ws.Namespace], ws)
 		}
+	}
+	wecs := map[string]*wecReport{}
+	for _, list := range byWEC {
+		ws := aggregator.NewestWorkStatus(list)
 		w := &wecReport{Name: ws.Namespace, Reported: true, LastGeneration: ws.StatusDetails.LastGeneration,
 			Applied: ws.StatusDetails.LastGenerationIsApplied}
 		if !ws.StatusDetails.LastCurrencyUpdateTime.IsZero() {
@@ -350,10 +353,8 @@ func (s *statusReader) destinations(ctx context.Context, key aggregator.ObjectKe
 	var out []string
 	for i := range bindings.Items {
 		b := &bindings.Items[i]
-		if slices.ContainsFunc(aggregator.BoundObjects(&b.Spec), func(bo aggregator.BoundObject) bool { return bo.Key() == key }) {
-			for _, d := range b.Spec.Destinations {
-				out = append(out, d.ClusterId)
-			}
+		if _, ok := aggregator.BoundIn(&b.Spec, key); ok {
+			out = append(out, aggregator.Destinations(&b.Spec)...)
 		}
 	}
 	return out, nil
