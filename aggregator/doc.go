@@ -26,4 +26,33 @@
 // Every write is a server-side apply under the field manager FieldManager, so clearing what
 // statusfold returned removes only statusfold's fields. Work is keyed by workload object and
 // coalesced: events arriving within Options.CoalesceDelay of each other cause one evaluation.
+//
+// # Parts
+//
+// Setup (aggregator.go) wires the parts; each gets only what it uses. The engines of policy/ sit
+// behind small interfaces: collectorCompiler, aggregationStates, aggregationPolicies.
+//
+//	controllers.go   three controller-runtime typed controllers, statusfold_objects (ObjectKey),
+//	                 statusfold_policies (policy name), statusfold_kinds (kindKey), each on its
+//	                 coalescingQueue (queue.go); eventSource connects the informers' handlers.
+//	handlers.go      Aggregator's event handlers: which keys an event queues; they keep the
+//	                 wecIndex, reportCache, destsCache and echo memory (ownWrites) up to date.
+//	objects.go       objectReconciler: gatherer → combinedStatusWriter → statusReturner, one
+//	                 objectInputs per evaluation.
+//	inputs.go        gatherer: WDS cache and live reader, catalog, workloadWatches, wecIndex,
+//	                 reportCache, prunerCache, inventory labels.
+//	combinedstatus.go  combinedStatusWriter: WDS cache and writer client, collectorCompiler,
+//	                 tableStore (tables.go), destsCache, writer.
+//	statusreturn.go  statusReturner: aggregationStates, returnStates, returnMemo, destsCache,
+//	                 writer, reporter; the decision is DecideReturn (decisions.go, pure).
+//	policy.go        policyReconciler: binding resolution (ResolveBinding, resolve.go, pure),
+//	                 WDS and ITS caches, catalog, watcher, collectorCompiler, writer, reporter.
+//	kinds.go         kindsReconciler: WDS cache, collectorCompiler, aggregationPolicies, writer.
+//	watches.go       watcher: the informers of workload resources (WDS cache).
+//	apply.go         writer: every server-side apply, pruned to served schemas (schemaprune.go).
+//	failures.go      reporter: rate-limited failure logs and Events.
+//	match.go         matching shared with `statusfold status`: BoundObjects, BoundIn,
+//	                 Destinations, WorkStatusObject, NewestWorkStatus (pure).
+//	catalog.go       discovery of the WDS's resources.
+//	apierrors.go, managedfields.go, jsoncompare.go  small helpers of the status returner.
 package aggregator
