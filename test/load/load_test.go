@@ -84,7 +84,7 @@ func TestLoadSmoke(t *testing.T) {
 	framework.RequireIntegration(t)
 	rep := runLoad(t, Config{
 		WECs: 10, Objects: 10, MultiEvery: 5, Writers: 8,
-		L1Updates: 150, L1Fraction: 0.1,
+		L1Updates: 100, L1Fraction: 0.1,
 		MaxRateFor: 2 * time.Second, L2For: 6 * time.Second, Window: 2 * time.Second, Settle: time.Minute,
 		CoalesceDelay: aggregator.DefaultCoalesceDelay, ManagerWorkers: aggregator.DefaultWorkers,
 	})
@@ -92,10 +92,10 @@ func TestLoadSmoke(t *testing.T) {
 		return
 	}
 	s := rep.Statusfold
-	if got := s.L1.CombinedStatus.Count; got != 150 {
-		t.Errorf("L1: %d write→CombinedStatus samples, want one per update (150)", got)
+	if got := s.L1.CombinedStatus.Count; got != 100 {
+		t.Errorf("L1: %d write→CombinedStatus samples, want one per update (100)", got)
 	}
-	if s.L1.Returned.Count == 0 || s.L1.Returned.Count >= 150 {
+	if s.L1.Returned.Count == 0 || s.L1.Returned.Count >= 100 {
 		t.Errorf("L1: %d write→returned samples, want one per update of a multi-WEC object (2 objects of 10)", s.L1.Returned.Count)
 	}
 	if got := len(s.L2.Windows); got != 3 {
