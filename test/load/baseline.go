@@ -20,6 +20,8 @@ import (
 // — the objects, namespaces, status shape and writers that statusfold's phases write — before
 // the manager starts, so that nothing but the apiserver and etcd handles the writes.
 type BaselineConfig struct {
+	// IdleFor is how long the apiserver's CPU time is measured with nothing writing.
+	IdleFor time.Duration
 	// MaxRateFor is how long the fixture's writers write as fast as they can.
 	MaxRateFor time.Duration
 	// L1Writes writes are paced at L1Rate per second; an L1Rate of 0 means L1Fraction of the
@@ -40,6 +42,9 @@ type BaselineConfig struct {
 type BaselineResult struct {
 	// Writers is the number of concurrent writers (the same in statusfold's full-speed phase).
 	Writers int `json:"writers"`
+	// IdleCPUPerSec is the apiserver's CPU seconds per second with nothing writing (the
+	// fixture populated, only the baseline's watch open); 0: not measured.
+	IdleCPUPerSec float64 `json:"apiserverIdleCPUPerSec"`
 	// MaxRate is the writers writing as fast as they can: L2's baseline.
 	MaxRate MaxRatePhase `json:"maxRate"`
 	// L1 is writes paced at a fraction of the maximum rate: L1's baseline.
@@ -105,11 +110,24 @@ func RunBaseline(ctx context.Context, f *Fixture, cfg *rest.Config, bc BaselineC
 	watchDone := make(chan error, 1)
 	go func() { watchDone <- obs.watch(watchCtx, ws, list.GetResourceVersion()) }()
 
+	// Idle: what the apiserver spends with nothing to do, which a per-write CPU figure
+	// includes, spread over the writes.
+	cpu := startCPU(bc.APIServerPID)
+	select {
+	case <-time.After(bc.IdleFor):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if bc.IdleFor > 0 {
+		res.IdleCPUPerSec = cpu.per(1).Seconds() / bc.IdleFor.Seconds()
+	}
+	logf("baseline: apiserver idle CPU %.3f s per s", res.IdleCPUPerSec)
+
 	// Maximum rate: every writer writes as fast as it can.
 	first := w.next.Load() + 1
 	var rtts []time.Duration
 	var mu sync.Mutex
-	cpu := startCPU(bc.APIServerPID)
+	cpu = startCPU(bc.APIServerPID)
 	start := time.Now()
 	err = w.until(ctx, start.Add(bc.MaxRateFor), func(ctx context.Context) error {
 		i, j, ready := pick()

@@ -27,6 +27,7 @@ var (
 	flagRate       = flag.Float64("load.rate", 0, "L1: update rate per second (0: -load.l1-fraction of the baseline's maximum write rate)")
 	flagL1Fraction = flag.Float64("load.l1-fraction", 0.1, "L1: the fraction of the baseline's maximum write rate that updates are paced at")
 	flagWorkers    = flag.Int("load.workers", 8, "concurrent writers (baseline maximum rate and L2)")
+	flagIdleFor    = flag.Duration("load.idle-for", 5*time.Second, "baseline: how long to measure the apiserver's CPU with nothing writing")
 	flagMaxRateFor = flag.Duration("load.max-rate-for", 10*time.Second, "baseline: how long to write at the maximum rate")
 	flagL2For      = flag.Duration("load.l2-for", 60*time.Second, "L2: how long the writers write as fast as they can")
 	flagWindow     = flag.Duration("load.window", 10*time.Second, "L2: the length of a staleness window")
@@ -52,7 +53,8 @@ type Config struct {
 	WECs, Objects, MultiEvery, Writers int
 	L1Updates                          int
 	L1Rate, L1Fraction                 float64
-	MaxRateFor, L2For, Window, Settle  time.Duration
+	IdleFor, MaxRateFor, L2For, Window time.Duration
+	Settle                             time.Duration
 	CoalesceDelay                      time.Duration
 	ManagerWorkers                     int
 	APIServerProfile                   bool
@@ -71,7 +73,7 @@ func TestLoad(t *testing.T) {
 	runLoad(t, Config{
 		WECs: *flagWECs, Objects: *flagObjects, MultiEvery: *flagMultiEvery, Writers: *flagWorkers,
 		L1Updates: *flagUpdates, L1Rate: *flagRate, L1Fraction: *flagL1Fraction,
-		MaxRateFor: *flagMaxRateFor, L2For: *flagL2For, Window: *flagWindow, Settle: *flagSettle,
+		IdleFor: *flagIdleFor, MaxRateFor: *flagMaxRateFor, L2For: *flagL2For, Window: *flagWindow, Settle: *flagSettle,
 		CoalesceDelay: *flagCoalesce, ManagerWorkers: *flagMgrWorkers, APIServerProfile: *flagAPIProfile,
 		ProfileDir: *flagProfileDir, ReportPath: *flagReport,
 	})
@@ -85,7 +87,7 @@ func TestLoadSmoke(t *testing.T) {
 	rep := runLoad(t, Config{
 		WECs: 10, Objects: 10, MultiEvery: 5, Writers: 8,
 		L1Updates: 100, L1Fraction: 0.1,
-		MaxRateFor: 2 * time.Second, L2For: 6 * time.Second, Window: 2 * time.Second, Settle: time.Minute,
+		IdleFor: 2 * time.Second, MaxRateFor: 2 * time.Second, L2For: 6 * time.Second, Window: 2 * time.Second, Settle: time.Minute,
 		CoalesceDelay: aggregator.DefaultCoalesceDelay, ManagerWorkers: aggregator.DefaultWorkers,
 	})
 	if rep == nil {
@@ -145,7 +147,7 @@ func runLoad(t *testing.T, c Config) *Report {
 		t.Fatalf("fixture: %v", err)
 	}
 	base, err := RunBaseline(ctx, fx, cp.Config, BaselineConfig{
-		MaxRateFor: c.MaxRateFor, L1Writes: c.L1Updates, L1Rate: c.L1Rate, L1Fraction: c.L1Fraction,
+		IdleFor: c.IdleFor, MaxRateFor: c.MaxRateFor, L1Writes: c.L1Updates, L1Rate: c.L1Rate, L1Fraction: c.L1Fraction,
 		ListPageSize: 1000, APIServerPID: apiserverPID, Seed: 2, Logf: t.Logf,
 	})
 	if err != nil {
@@ -178,8 +180,9 @@ func runLoad(t *testing.T, c Config) *Report {
 	sf, err := RunStatusfold(ctx, fx, mgr, StatusfoldConfig{
 		L1Updates: c.L1Updates, L1Rate: base.L1.RatePerSec, L2For: c.L2For, Window: c.Window,
 		Settle: c.Settle, ProfileDir: profDir, Seed: 1, APIServerPID: apiserverPID,
+		PlainCPUPerWrite: base.MaxRate.APIServerCPUPerWrite, IdleCPUPerSec: base.IdleCPUPerSec,
 		APIServerProfile: apiProfile,
-	}, base.MaxRate.APIServerCPUPerWrite, t.Logf)
+	}, t.Logf)
 	if err != nil {
 		t.Fatalf("statusfold: %v (manager log: %s)", err, logFile.Name())
 	}

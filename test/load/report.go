@@ -127,7 +127,8 @@ func (r *Report) Evaluate() {
 		Detail: fmt.Sprintf("%d not reflected; sustained %.0f updates/s", l2.Unreflected, l2.SustainedRatePerSec)})
 	add(Target{Phase: "L2", Name: "apiserver CPU statusfold adds per update", Unit: "s", Measured: sec(l2.APIServerCPUAddedPerUpdate),
 		Baseline: sec(b.MaxRate.APIServerCPUPerWrite), BaselineName: "apiserver CPU per plain write, full speed", Limit: LimitAddedCPURatio, OnRatio: true,
-		Detail: fmt.Sprintf("%s per update in all; %.2f writes per update", fmtValue("s", sec(l2.APIServerCPUPerUpdate)), l2.WritesPerUpdate)})
+		Detail: fmt.Sprintf("%s per update in all, of which idle %s; %.2f writes per update",
+			fmtValue("s", sec(l2.APIServerCPUPerUpdate)), fmtValue("s", sec(l2.APIServerIdleCPUPerUpdate)), l2.WritesPerUpdate)})
 	add(Target{Phase: "L3", Name: "manager peak RSS per WorkStatus", Unit: "B", Measured: l3.BytesPerWorkStatus,
 		Baseline: b.List.BytesPerObject, BaselineName: "a WorkStatus's JSON as served", Limit: LimitBytesPerWS,
 		Detail: fmt.Sprintf("peak RSS %.0f MiB for %d WorkStatuses", float64(l3.PeakRSS)/(1<<20), l3.WorkStatuses)})
@@ -156,6 +157,7 @@ func (r *Report) Figures() []Figure {
 		dur(name+" p99", l.P99)
 	}
 	if b := r.Baseline; b != nil {
+		pos("baseline apiserver idle CPU", b.IdleCPUPerSec)
 		pos("baseline max rate", b.MaxRate.RatePerSec)
 		lat("baseline write RTT at max rate", b.MaxRate.RTT)
 		lat("baseline write→watch at max rate", b.MaxRate.WriteToWatch)
@@ -189,6 +191,7 @@ func (r *Report) Figures() []Figure {
 		pos("L2 sustained rate", s.L2.SustainedRatePerSec)
 		cost("L2", s.L2.Cost)
 		fin("L2 apiserver CPU added per update", s.L2.APIServerCPUAddedPerUpdate.Seconds())
+		dur("L2 apiserver idle CPU per update", s.L2.APIServerIdleCPUPerUpdate)
 		dur("L3 initial sync", s.L3.InitialSync)
 		dur("L3 initial sync of returned statuses", s.L3.InitialSyncReturned)
 		pos("L3 peak RSS", float64(s.L3.PeakRSS))
@@ -275,6 +278,7 @@ func (r *Report) PrintTable(out io.Writer) {
 	row("machine", "%d CPUs, %s; run took %s, populating %s", r.Machine.CPUs, r.Machine.GoVersion, r.Duration.Round(time.Second), r.Populate.Round(time.Second))
 	row("manager", "--coalesce-delay=%s --workers=%d", r.Manager.CoalesceDelay, r.Manager.Workers)
 	if b := r.Baseline; b != nil {
+		row("apiserver: idle", "%.3f s of CPU per s", b.IdleCPUPerSec)
 		row("apiserver: max rate", "%.0f writes/s for %s; RTT %s", b.MaxRate.RatePerSec, b.MaxRate.Duration.Round(time.Millisecond), b.MaxRate.RTT)
 		row("apiserver: max rate write→watch", "%s; drain %s", b.MaxRate.WriteToWatch, ms(b.MaxRate.Drain))
 		row("apiserver: max rate CPU", "%s per write", b.MaxRate.APIServerCPUPerWrite)
@@ -294,7 +298,7 @@ func (r *Report) PrintTable(out io.Writer) {
 		}
 		row("L2: trend of p99", "first %s, last %s, worst %s; slope %s per minute, rise %s", ms(s.L2.Trend.First), ms(s.L2.Trend.Last), ms(s.L2.Trend.Worst), ms(s.L2.Trend.SlopePerMinute), ms(s.L2.Trend.Growth))
 		row("L2: drain", "%s after the writers stopped (%d not reflected); sustained %.0f updates/s", ms(s.L2.Drain), s.L2.Unreflected, s.L2.SustainedRatePerSec)
-		row("L2: cost", "%s; statusfold adds %s", cost(s.L2.Cost), s.L2.APIServerCPUAddedPerUpdate)
+		row("L2: cost", "%s; statusfold adds %s; idle apiserver CPU %s per update", cost(s.L2.Cost), s.L2.APIServerCPUAddedPerUpdate, s.L2.APIServerIdleCPUPerUpdate)
 		row("L3: initial sync", "CombinedStatuses %s, returned statuses %s", s.L3.InitialSync.Round(time.Millisecond), s.L3.InitialSyncReturned.Round(time.Millisecond))
 		row("L3: peak RSS", "%.0f MiB, %.0f B per WorkStatus", float64(s.L3.PeakRSS)/(1<<20), s.L3.BytesPerWorkStatus)
 		row("L3: heap in use", "%.0f MiB (informers %.0f MiB, own caches %.0f MiB)", float64(s.L3.HeapInuse)/(1<<20), float64(s.L3.InformerBytes)/(1<<20), float64(s.L3.CacheBytes)/(1<<20))

@@ -25,7 +25,7 @@ func completeReport() *Report {
 	return &Report{
 		Size: Size{Window: 10 * time.Second},
 		Baseline: &BaselineResult{
-			Writers: 8,
+			Writers: 8, IdleCPUPerSec: 0.05,
 			MaxRate: MaxRatePhase{Duration: 10 * time.Second, Writes: 4000, RatePerSec: 400, RTT: lat(4000, msd(60)),
 				WriteToWatch: lat(4000, msd(50)), Drain: 0, APIServerCPUPerWrite: msd(4)},
 			L1:   PacedPhase{RatePerSec: 40, Writes: 1000, WriteToWatch: lat(1000, msd(20)), APIServerCPUPerWrite: msd(5)},
@@ -34,7 +34,7 @@ func completeReport() *Report {
 		Statusfold: &StatusfoldResult{
 			L1: L1Result{RatePerSec: 40, Updates: 1000, CombinedStatus: lat(1000, msd(50)), Returned: lat(100, msd(30)), Cost: cost},
 			L2: L2Result{Writers: 8, Duration: 20 * time.Second, Updates: 1800, WriteRatePerSec: 90, Windows: windows, Trend: TrendOf(windows),
-				Drain: msd(300), SustainedRatePerSec: 88, Cost: cost, APIServerCPUAddedPerUpdate: msd(2)},
+				Drain: msd(300), SustainedRatePerSec: 88, Cost: cost, APIServerCPUAddedPerUpdate: msd(2), APIServerIdleCPUPerUpdate: msd(1)},
 			L3: L3Result{WorkStatuses: 100000, InitialSync: 8 * time.Second, InitialSyncReturned: 8 * time.Second,
 				PeakRSS: 350_000_000, BytesPerWorkStatus: 3500, HeapInuse: 200_000_000},
 		},

@@ -31,6 +31,10 @@ type StatusfoldConfig struct {
 	Seed       uint64
 	// APIServerPID is the kube-apiserver's process, for its CPU time; 0: not measured.
 	APIServerPID int
+	// PlainCPUPerWrite is the apiserver's CPU time per plain write at full speed, and
+	// IdleCPUPerSec its idle CPU seconds per second, from the baseline.
+	PlainCPUPerWrite time.Duration
+	IdleCPUPerSec    float64
 	// APIServerProfile, when set, reaches an apiserver started with --profiling: its CPU
 	// profile over L2 goes to ProfileDir/apiserver-cpu.pprof.
 	APIServerProfile *rest.Config
@@ -91,6 +95,9 @@ type L2Result struct {
 	// APIServerCPUAddedPerUpdate is APIServerCPUPerUpdate less the apiserver CPU of a plain
 	// write at full speed (the baseline's): what statusfold adds per update.
 	APIServerCPUAddedPerUpdate time.Duration `json:"apiserverCPUAddedPerUpdate"`
+	// APIServerIdleCPUPerUpdate is the apiserver's idle CPU (the baseline's rate) over the
+	// phase, per update: the part of APIServerCPUPerUpdate that is there with no writes at all.
+	APIServerIdleCPUPerUpdate time.Duration `json:"apiserverIdleCPUPerUpdate"`
 }
 
 // L3Result is the manager's start and memory.
@@ -112,9 +119,8 @@ type L3Result struct {
 }
 
 // RunStatusfold measures the manager, started after the fixture was populated: its initial
-// sync (L3), L1, L2, then its memory (L3). plainCPU is the apiserver's CPU time per plain write
-// at full speed, from the baseline.
-func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc StatusfoldConfig, plainCPU time.Duration, logf func(string, ...any)) (*StatusfoldResult, error) {
+// sync (L3), L1, L2, then its memory (L3).
+func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc StatusfoldConfig, logf func(string, ...any)) (*StatusfoldResult, error) {
 	res := &StatusfoldResult{}
 	cs := newTracker(f.Objects)
 	ret := newTracker(f.Objects)
@@ -186,7 +192,7 @@ func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc Stat
 	logf("statusfold L1: %d updates at %.0f/s: write→CombinedStatus %s; write→returned %s; %.2f writes, %s manager CPU, %s apiserver CPU per update",
 		l1.Updates, l1.RatePerSec, l1.CombinedStatus, l1.Returned, l1.WritesPerUpdate, l1.ManagerCPUPerUpdate, l1.APIServerCPUPerUpdate)
 
-	if err := runL2(ctx, f, mgr, sc, cs, ret, write, plainCPU, &res.L2, logf); err != nil {
+	if err := runL2(ctx, f, mgr, sc, cs, ret, write, &res.L2, logf); err != nil {
 		return nil, err
 	}
 	if top, err := TopFunctions(filepath.Join(sc.ProfileDir, "cpu.pprof"), 15); err == nil {
@@ -246,7 +252,7 @@ func initialSync(ctx context.Context, f *Fixture, mgr *ManagerProcess, cs, ret *
 // runL2 writes as fast as the writers can for sc.L2For, waits for every update to be reflected,
 // and fills l2.
 func runL2(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc StatusfoldConfig, cs, ret *tracker,
-	write func(context.Context) error, plainCPU time.Duration, l2 *L2Result, logf func(string, ...any)) error {
+	write func(context.Context) error, l2 *L2Result, logf func(string, ...any)) error {
 	l2.Writers = f.writer.workers
 	secs := max(int(sc.L2For/time.Second), 1)
 	profDone := make(chan error, 1)
@@ -291,7 +297,7 @@ func runL2(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc StatusfoldCo
 	if l2.Cost, err = meter.per(l2.Updates); err != nil {
 		return err
 	}
-	l2.APIServerCPUAddedPerUpdate = l2.APIServerCPUPerUpdate - plainCPU
+	l2.APIServerCPUAddedPerUpdate = l2.APIServerCPUPerUpdate - sc.PlainCPUPerWrite
 	csDone, csPending := cs.take()
 	retDone, retPending := ret.take()
 	updates, last := reflected(csDone, csPending, retDone, retPending)
@@ -301,6 +307,10 @@ func runL2(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc StatusfoldCo
 	}
 	l2.Drain = max(last.Sub(stopped), 0)
 	l2.SustainedRatePerSec = float64(l2.Updates) / max(last.Sub(start), l2.Duration).Seconds()
+	if l2.Updates > 0 {
+		measured := max(last.Sub(start), l2.Duration).Seconds()
+		l2.APIServerIdleCPUPerUpdate = time.Duration(sc.IdleCPUPerSec * measured / float64(l2.Updates) * float64(time.Second))
+	}
 	l2.Windows = StalenessWindows(updates, start, sc.Window, max(int(sc.L2For/sc.Window), 1))
 	l2.Trend = TrendOf(l2.Windows)
 	logf("statusfold L2: %d writers, %d updates in %s (%.0f/s); drain %s (%d unreflected); p99 staleness first %s, last %s, worst %s, slope %s/min; %.2f writes, %s manager CPU, %s apiserver CPU (%s added) per update",
