@@ -65,9 +65,12 @@ import (
 // # Recovery
 //
 // With the defaults, from D = MaxDelay (1 s) and the latency EWMA at 20× the floor, once writes
-// are back at the floor (or stop) and the queue is short, D is back at 0 within 5 s: the EWMA
-// needs Smoothing·ln(19/0.5) ≈ 1.8 s to fall below LowRatio, D then needs
-// DecayHalving·log2(MaxDelay/MinDelay) ≈ 1.7 s (TestPacerRecovers pins this).
+// are back at the floor (or stop) and the queue is empty, D is back at 0 within 10 s: the EWMA
+// needs up to Smoothing·ln(19/0.5) ≈ 1.8 s to fall below LowRatio (less when writes at the
+// floor are observed), D then needs DecayHalving·log2(MaxDelay/MinDelay) ≈ 6.6 s
+// (TestPacerRecovers pins this). Growth is four times faster than decay: an overloaded
+// apiserver is relieved within ≈ 2 s, and a dip of the signals under a steady load does not
+// undo what the load built up.
 type Pacer[K comparable] struct {
 	o PacerOptions
 
@@ -84,8 +87,10 @@ type Pacer[K comparable] struct {
 	floorCur, floorPrev time.Duration // minimum latency in the current and previous half-window (0: none)
 	floorStart          time.Time     // start of the current half-window
 
-	depth  int
-	sweeps int
+	depth    int       // last queue depth set
+	depthAvg float64   // time-weighted average of depth up to depthAt
+	depthAt  time.Time // when depth was last set
+	sweeps   int
 }
 
 // PacerOptions configure a Pacer. Zero fields take the defaults below.
@@ -101,13 +106,15 @@ type PacerOptions struct {
 	FloorWindow time.Duration
 	// HighRatio and LowRatio bound the dead band of latency EWMA / floor. Defaults 3 and 1.5.
 	HighRatio, LowRatio float64
-	// DepthHigh and DepthLow bound the dead band of the queue depth. Defaults 50 and 10.
+	// DepthHigh and DepthLow bound the dead band of the queue depth. Defaults 16 and 4 (4 and 1
+	// per worker at the default of 4 workers).
 	DepthHigh, DepthLow int
 	// Smoothing is the time constant with which the latency EWMA and the overload rate relax
 	// when no write is observed. Default 500 ms.
 	Smoothing time.Duration
 	// GrowthDoubling is the time in which D doubles under high load (default 250 ms);
-	// DecayHalving the time in which it halves when idle (default 250 ms).
+	// DecayHalving the time in which it halves when idle (default 1 s: slower than growth, so
+	// that a dip of the signals under a steady load does not undo what the load built up).
 	GrowthDoubling, DecayHalving time.Duration
 }
 
@@ -119,11 +126,11 @@ const (
 	defaultPacerFloorWin = 5 * time.Minute
 	defaultPacerHigh     = 3.0
 	defaultPacerLow      = 1.5
-	defaultPacerDepthHi  = 50
-	defaultPacerDepthLo  = 10
+	defaultPacerDepthHi  = 16
+	defaultPacerDepthLo  = 4
 	defaultPacerSmooth   = 500 * time.Millisecond
 	defaultPacerGrowth   = 250 * time.Millisecond
-	defaultPacerDecay    = 250 * time.Millisecond
+	defaultPacerDecay    = time.Second
 
 	pacerWeight       = 0.2  // weight of one observation in the EWMAs
 	pacerOverloadHigh = 0.1  // overload rate that makes the load high
@@ -155,7 +162,7 @@ func (o *PacerOptions) defaults() {
 	if o.DepthHigh <= 0 {
 		o.DepthHigh = defaultPacerDepthHi
 	}
-	if o.DepthLow < 0 || o.DepthLow > o.DepthHigh {
+	if o.DepthLow <= 0 || o.DepthLow > o.DepthHigh {
 		o.DepthLow = min(defaultPacerDepthLo, o.DepthHigh)
 	}
 }
@@ -229,7 +236,16 @@ func (p *Pacer[K]) SetQueueDepth(depth int, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.advance(now)
-	p.depth = depth
+	p.depthAvg = p.depthAverage(now)
+	p.depth, p.depthAt = depth, now
+}
+
+// depthAverage is the queue depth averaged over time with time constant Smoothing, at now.
+func (p *Pacer[K]) depthAverage(now time.Time) float64 {
+	if p.depthAt.IsZero() {
+		return 0
+	}
+	return relax(p.depthAvg, float64(p.depth), now.Sub(p.depthAt), p.o.Smoothing)
 }
 
 // Delay returns how long key should wait from now before its next evaluation: 0, or what is
@@ -258,8 +274,8 @@ type PacerState struct {
 	Floor       time.Duration
 	LatencyEWMA time.Duration
 	Overload    float64
-	Depth       int
-	Load        string // high, steady or idle
+	Depth       float64 // queue depth averaged over Smoothing
+	Load        string  // high, steady or idle
 }
 
 // State returns the Pacer's state at now.
@@ -269,7 +285,7 @@ func (p *Pacer[K]) State(now time.Time) PacerState {
 	p.advance(now)
 	floor := p.floor()
 	return PacerState{Delay: p.delay, Floor: floor, LatencyEWMA: time.Duration(p.latency(now, floor) * float64(time.Second)),
-		Overload: relax(p.overload, 0, now.Sub(p.overAt), p.o.Smoothing), Depth: p.depth, Load: p.load(now).String()}
+		Overload: relax(p.overload, 0, now.Sub(p.overAt), p.o.Smoothing), Depth: p.depthAverage(now), Load: p.load(now).String()}
 }
 
 // observeLatency feeds one successful write's latency into the floor and the EWMA.
@@ -327,10 +343,11 @@ func (p *Pacer[K]) load(now time.Time) pacerLoad {
 	floor := p.floor()
 	ratio := p.latency(now, floor) / floor.Seconds()
 	over := relax(p.overload, 0, now.Sub(p.overAt), p.o.Smoothing)
+	depth := p.depthAverage(now)
 	switch {
-	case ratio >= p.o.HighRatio || p.depth >= p.o.DepthHigh || over >= pacerOverloadHigh:
+	case ratio >= p.o.HighRatio || depth >= float64(p.o.DepthHigh) || over >= pacerOverloadHigh:
 		return loadHigh
-	case ratio <= p.o.LowRatio && p.depth <= p.o.DepthLow && over < pacerOverloadIdle:
+	case ratio <= p.o.LowRatio && depth <= float64(p.o.DepthLow) && over < pacerOverloadIdle:
 		return loadIdle
 	}
 	return loadSteady
