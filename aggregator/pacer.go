@@ -39,6 +39,8 @@ import (
 //     pressure on its own.
 //   - overload: an EWMA (same weight and time constant, relaxing toward 0) of overload
 //     outcomes; one overload outcome makes it 0.2.
+//   - depth: the queue depth averaged over time with time constant Smoothing, so that a burst
+//     of events at one instant is not read as a backlog.
 //
 // # Control law (the base delay D, the same for every key)
 //
@@ -58,7 +60,8 @@ import (
 //
 // Delay(key, now) = max(0, lastWrite(key) + D − now): 0 for a key not written within D, so an
 // isolated update is never delayed, and at most MaxDelay after a key's last write, whatever the
-// load, so staleness stays bounded by MaxDelay plus one write's latency. Every key is paced by
+// load, so staleness stays bounded by MaxDelay plus the wait for a worker and one write's
+// latency. Every key is paced by
 // the same D from its own last write: a key updated often cannot take the write budget of a
 // key updated rarely (which is written at once).
 //
