@@ -143,17 +143,17 @@ kscompat-speed: envtest-assets kubestellar-assets build ## Measure against KubeS
 
 LOAD_WECS              ?= 1000
 LOAD_OBJECTS           ?= 100
-LOAD_UPDATES           ?= 5000
-LOAD_TIMEOUT           ?= 3h
+LOAD_UPDATES           ?= 3000
+LOAD_L2_FOR            ?= 60s
+LOAD_TIMEOUT           ?= 40m
 LOAD_ARGS              ?=
 
 .PHONY: load
-load: envtest-assets ## Run the load test at the default size (LOAD_WECS × LOAD_OBJECTS WorkStatuses); report, profiles and manager log in bin/load/.
+load: envtest-assets ## Run the load test (issue 15's L1, L2, L3 against the same run's baseline) at the default size (LOAD_WECS × LOAD_OBJECTS WorkStatuses, ≈15 min); report, profiles and manager log in bin/load/.
 	@mkdir -p bin/load
-	go test ./test/load -run '^TestLoad$$' -count=1 -v -timeout $(LOAD_TIMEOUT) -args \
-	  -load.wecs=$(LOAD_WECS) -load.objects=$(LOAD_OBJECTS) -load.updates=$(LOAD_UPDATES) \
-	  -load.max-rate-for=10s -load.baseline-namespaces=20 -load.baseline-objects=100 \
-	  -load.report=$(CURDIR)/bin/load/report.json -load.profile-dir=$(CURDIR)/bin/load -load.settle=30m $(LOAD_ARGS)
+	go test ./test/load -run '^TestLoad$$' -count=1 -v -timeout $(LOAD_TIMEOUT) -args -load.measure \
+	  -load.wecs=$(LOAD_WECS) -load.objects=$(LOAD_OBJECTS) -load.updates=$(LOAD_UPDATES) -load.l2-for=$(LOAD_L2_FOR) \
+	  -load.report=$(CURDIR)/bin/load/report.json -load.profile-dir=$(CURDIR)/bin/load $(LOAD_ARGS)
 
 .PHONY: fuzz
 fuzz: ## Run every Fuzz* target in the repository (found with `go test -list`) for FUZZ_TIME each.

@@ -4,10 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2/textlogger"
@@ -34,6 +37,7 @@ func newManagerCommand(run func(context.Context, aggregator.Config) error) *cobr
 		timeBudget    time.Duration
 		webhookSvc    string
 		namespace     string
+		memoryLimit   string
 	)
 	cmd := &cobra.Command{
 		Use:   "manager",
@@ -44,6 +48,9 @@ the workload objects' own .status.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(textlogger.NewLogger(logConfig))
+			if err := applyMemoryLimit(memoryLimit); err != nil {
+				return err
+			}
 			if timeBudget <= 0 {
 				return fmt.Errorf("--collector-time-budget %s: must be positive", timeBudget)
 			}
@@ -86,6 +93,8 @@ the workload objects' own .status.`,
 	f.IntVar(&cfg.Workers, "workers", aggregator.DefaultWorkers, "objects evaluated in parallel")
 	f.StringVar(&cfg.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables)")
 	f.StringVar(&cfg.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (0 disables)")
+	f.StringVar(&memoryLimit, "memory-limit", "",
+		"soft memory limit of the Go runtime (a quantity, e.g. 900Mi; 0: none) when GOMEMLIMIT is unset; default 90% of the container's cgroup memory limit")
 	f.StringVar(&cfg.PprofAddr, "pprof-bind-address", "", "address of the Go profiler's /debug/pprof/ endpoints (empty or 0: off)")
 	f.BoolVar(&cfg.LeaderElection, "leader-elect", false, "elect a leader among replicas (use with more than one replica)")
 	f.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's)")
@@ -100,6 +109,32 @@ the workload objects' own .status.`,
 	logConfig.AddFlags(gofs)
 	f.AddGoFlagSet(gofs)
 	return cmd
+}
+
+// applyMemoryLimit sets the Go runtime's soft memory limit as chooseMemoryLimit decides and logs
+// what was chosen. An invalid --memory-limit is an error; an unreadable cgroup file is logged and
+// the manager runs without a limit.
+func applyMemoryLimit(flag string) error {
+	log := ctrl.Log.WithName("setup")
+	env, envSet := os.LookupEnv("GOMEMLIMIT")
+	choice, err := chooseMemoryLimit(env, envSet, flag, os.DirFS("/"))
+	if err != nil && flag != "" {
+		return err
+	}
+	if err != nil {
+		log.Error(err, "cgroup memory limit not read; no Go memory limit set")
+		return nil
+	}
+	if choice.set {
+		debug.SetMemoryLimit(choice.limit)
+	}
+	limit := debug.SetMemoryLimit(-1) // reads the limit in force
+	if limit == math.MaxInt64 {
+		log.Info("Go memory limit", "limit", "none", "source", choice.source)
+		return nil
+	}
+	log.Info("Go memory limit", "limit", resource.NewQuantity(limit, resource.BinarySI).String(), "bytes", limit, "source", choice.source)
+	return nil
 }
 
 // restConfig loads a kubeconfig file, or the default loading rules ($KUBECONFIG, in-cluster) for "".

@@ -4,109 +4,101 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
-// BaselineConfig sizes the apiserver-alone measurement: a plain client writing WorkStatus objects
-// of the same size and shape as the statusfold run, with nothing else running.
+// BaselineConfig sizes the apiserver-alone measurement. It writes the fixture's own WorkStatuses
+// — the objects, namespaces, status shape and writers that statusfold's phases write — before
+// the manager starts, so that nothing but the apiserver and etcd handles the writes.
 type BaselineConfig struct {
-	// Namespaces × ObjectsPerNamespace WorkStatus objects are created and then written.
-	Namespaces, ObjectsPerNamespace int
-	// Workers is the number of concurrent writers.
-	Workers int
-	// MaxRateDuration is how long the writers write as fast as they can.
-	MaxRateDuration time.Duration
-	// LatencyWrites writes are issued at LatencyRate per second for the write→watch latency.
-	LatencyWrites int
-	// LatencyRate is the paced write rate; 0 means half the measured maximum rate.
-	LatencyRate float64
+	// IdleFor is how long the apiserver's CPU time is measured with nothing writing.
+	IdleFor time.Duration
+	// MaxRateFor is how long the fixture's writers write as fast as they can.
+	MaxRateFor time.Duration
+	// L1Writes writes are paced at L1Rate per second; an L1Rate of 0 means L1Fraction of the
+	// measured maximum rate.
+	L1Writes   int
+	L1Rate     float64
+	L1Fraction float64
+	// ListPageSize is the page size of the list of every WorkStatus.
+	ListPageSize int
 	// APIServerPID is the kube-apiserver's process, for its CPU time; 0: not measured.
 	APIServerPID int
+	Seed         uint64
 	// Logf reports progress; nil is silent.
 	Logf func(format string, args ...any)
 }
 
-// BaselineResult is what the apiserver alone achieves.
+// BaselineResult is what the apiserver alone achieves with the fixture's WorkStatuses.
 type BaselineResult struct {
-	Objects int `json:"objects"`
-	// CreateRate is creates (plus the first status write) per second while populating.
-	CreateRate float64 `json:"createRatePerSec"`
-	// MaxWriteRate is status writes per second with Workers writers writing as fast as they can.
-	MaxWriteRate float64 `json:"maxWriteRatePerSec"`
-	// WriteRTT is the request round trip of those writes.
-	WriteRTT Latency `json:"writeRTT"`
-	// WatchAtMaxRate is write→watch-event latency while writing at the maximum rate.
-	WatchAtMaxRate Latency `json:"writeToWatchAtMaxRate"`
-	// LatencyRate is the paced rate of the latency phase, writes per second.
-	LatencyRate float64 `json:"latencyRatePerSec"`
-	// WriteToWatch is write→watch-event latency at LatencyRate.
+	// Writers is the number of concurrent writers (the same in statusfold's full-speed phase).
+	Writers int `json:"writers"`
+	// IdleCPUPerSec is the apiserver's CPU seconds per second with nothing writing (the
+	// fixture populated, only the baseline's watch open); 0: not measured.
+	IdleCPUPerSec float64 `json:"apiserverIdleCPUPerSec"`
+	// MaxRate is the writers writing as fast as they can: L2's baseline.
+	MaxRate MaxRatePhase `json:"maxRate"`
+	// L1 is writes paced at a fraction of the maximum rate: L1's baseline.
+	L1 PacedPhase `json:"l1"`
+	// List is a plain client listing every WorkStatus: L3's baseline.
+	List ListPhase `json:"listAll"`
+}
+
+// MaxRatePhase is writes as fast as the writers can.
+type MaxRatePhase struct {
+	Duration   time.Duration `json:"duration"`
+	Writes     int           `json:"writes"`
+	RatePerSec float64       `json:"ratePerSec"`
+	// RTT is the request round trip of the writes.
+	RTT Latency `json:"writeRTT"`
+	// WriteToWatch is write→watch-event latency.
 	WriteToWatch Latency `json:"writeToWatch"`
-	// APIServerCPUPerWrite is the apiserver's CPU time per write at LatencyRate; 0: not measured.
+	// Drain is the time from the writers' stop until the watch delivered every write.
+	Drain time.Duration `json:"drain"`
+	// APIServerCPUPerWrite is the apiserver's CPU time per write, from the first write until
+	// the watch delivered the last; 0: not measured.
 	APIServerCPUPerWrite time.Duration `json:"apiserverCPUPerWrite"`
 }
 
-// BaselineNamespace is the i-th namespace of the baseline's WorkStatus objects.
-func BaselineNamespace(i int) string { return fmt.Sprintf("baseline-%03d", i) }
-
-// BaselineWDSName labels the baseline's WorkStatus objects, so that no statusfold WDS claims them.
-const BaselineWDSName = "load-baseline"
-
-// target is one WorkStatus: its namespace (the WEC), the workload object it reports on, and its
-// own name.
-type target struct {
-	namespace, object, name string
-	idx                     int // the object's index
+// PacedPhase is writes at a set rate.
+type PacedPhase struct {
+	RatePerSec float64 `json:"ratePerSec"`
+	Writes     int     `json:"writes"`
+	// WriteToWatch is write→watch-event latency.
+	WriteToWatch Latency `json:"writeToWatch"`
+	// APIServerCPUPerWrite is the apiserver's CPU time per write; 0: not measured.
+	APIServerCPUPerWrite time.Duration `json:"apiserverCPUPerWrite"`
 }
 
-// RunBaseline measures the apiserver alone and deletes the objects it created.
-func RunBaseline(ctx context.Context, cfg *rest.Config, bc BaselineConfig) (*BaselineResult, error) {
+// ListPhase is a paged list of every WorkStatus by a plain client.
+type ListPhase struct {
+	Objects  int           `json:"objects"`
+	PageSize int           `json:"pageSize"`
+	Took     time.Duration `json:"took"`
+	// BytesPerObject is the mean size of a WorkStatus's JSON as served.
+	BytesPerObject float64 `json:"bytesPerObject"`
+}
+
+// RunBaseline measures the apiserver alone, writing the populated fixture's WorkStatuses. It
+// must run before the manager starts.
+func RunBaseline(ctx context.Context, f *Fixture, cfg *rest.Config, bc BaselineConfig) (*BaselineResult, error) {
 	logf := bc.Logf
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	dyn, err := dynamic.NewForConfig(unthrottled(cfg))
-	if err != nil {
-		return nil, err
-	}
-	ws := dyn.Resource(WorkStatusGVR)
-	var targets []target
-	for i := range bc.Namespaces {
-		ns := BaselineNamespace(i)
-		if _, err := dyn.Resource(namespaceGVR).Create(ctx, namespaceObject(ns), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return nil, err
-		}
-		for j := range bc.ObjectsPerNamespace {
-			targets = append(targets, target{ns, ObjectName(j), WorkStatus(BaselineWDSName, ns, "load", ObjectName(j)).GetName(), j})
-		}
-	}
-	res := &BaselineResult{Objects: len(targets)}
-	w := &seqWriter{ws: ws, workers: max(bc.Workers, 1)}
-
-	// Populate: create each object, then write its first status, as the agent does.
-	start := time.Now()
-	err = w.parallel(ctx, len(targets), func(ctx context.Context, i int) error {
-		tg := targets[i]
-		if _, err := ws.Namespace(tg.namespace).Create(ctx, WorkStatus(BaselineWDSName, tg.namespace, "load", tg.object), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
-		}
-		_, err := w.write(ctx, tg)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("populating: %w", err)
-	}
-	res.CreateRate = float64(len(targets)) / time.Since(start).Seconds()
-	logf("baseline: %d WorkStatus objects created at %.0f/s", len(targets), res.CreateRate)
+	ws := f.dyn.Resource(WorkStatusGVR)
+	w := f.writer
+	res := &BaselineResult{Writers: w.workers}
+	pick := newPicker(f, bc.Seed)
 
 	list, err := ws.List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
@@ -118,17 +110,29 @@ func RunBaseline(ctx context.Context, cfg *rest.Config, bc BaselineConfig) (*Bas
 	watchDone := make(chan error, 1)
 	go func() { watchDone <- obs.watch(watchCtx, ws, list.GetResourceVersion()) }()
 
-	// Maximum rate: every worker writes as fast as it can, round robin over the objects.
+	// Idle: what the apiserver spends with nothing to do, which a per-write CPU figure
+	// includes, spread over the writes.
+	cpu := startCPU(bc.APIServerPID)
+	select {
+	case <-time.After(bc.IdleFor):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if bc.IdleFor > 0 {
+		res.IdleCPUPerSec = cpu.per(1).Seconds() / bc.IdleFor.Seconds()
+	}
+	logf("baseline: apiserver idle CPU %.3f s per s", res.IdleCPUPerSec)
+
+	// Maximum rate: every writer writes as fast as it can.
 	first := w.next.Load() + 1
 	var rtts []time.Duration
 	var mu sync.Mutex
-	deadline := time.Now().Add(bc.MaxRateDuration)
-	var n atomic.Int64
-	start = time.Now()
-	err = w.until(ctx, deadline, func(ctx context.Context) error {
-		tg := targets[int(n.Add(1))%len(targets)]
+	cpu = startCPU(bc.APIServerPID)
+	start := time.Now()
+	err = w.until(ctx, start.Add(bc.MaxRateFor), func(ctx context.Context) error {
+		i, j, ready := pick()
 		t0 := time.Now()
-		if _, err := w.write(ctx, tg); err != nil {
+		if _, _, err := f.Write(ctx, i, j, ready); err != nil {
 			return err
 		}
 		mu.Lock()
@@ -139,139 +143,91 @@ func RunBaseline(ctx context.Context, cfg *rest.Config, bc BaselineConfig) (*Bas
 	if err != nil {
 		return nil, fmt.Errorf("max rate: %w", err)
 	}
+	stopped := time.Now()
 	last := w.next.Load()
-	res.MaxWriteRate = float64(len(rtts)) / time.Since(start).Seconds()
-	res.WriteRTT = Summarize(rtts)
-	res.WatchAtMaxRate = obs.await(ctx, first, last, 30*time.Second)
-	logf("baseline: max write rate %.0f/s with %d writers; RTT %s; write→watch %s", res.MaxWriteRate, w.workers, res.WriteRTT, res.WatchAtMaxRate)
+	mr := &res.MaxRate
+	mr.Duration = stopped.Sub(start)
+	mr.Writes = len(rtts)
+	mr.RatePerSec = float64(len(rtts)) / mr.Duration.Seconds()
+	mr.RTT = Summarize(rtts)
+	mr.WriteToWatch = obs.await(ctx, first, last, 30*time.Second)
+	mr.Drain = max(obs.lastSeen(first, last).Sub(stopped), 0)
+	mr.APIServerCPUPerWrite = cpu.per(mr.Writes)
+	logf("baseline: max write rate %.0f/s with %d writers; RTT %s; write→watch %s; drain %s; apiserver CPU %s per write",
+		mr.RatePerSec, w.workers, mr.RTT, mr.WriteToWatch, mr.Drain, mr.APIServerCPUPerWrite)
 
-	// Latency at a paced rate, below saturation.
-	res.LatencyRate = bc.LatencyRate
-	if res.LatencyRate <= 0 {
-		res.LatencyRate = res.MaxWriteRate / 2
+	// L1: a paced rate, well below saturation.
+	l1 := &res.L1
+	l1.RatePerSec = bc.L1Rate
+	if l1.RatePerSec <= 0 {
+		l1.RatePerSec = bc.L1Fraction * mr.RatePerSec
 	}
+	l1.Writes = bc.L1Writes
 	first = w.next.Load() + 1
-	cpu := startCPU(bc.APIServerPID)
-	err = w.paced(ctx, bc.LatencyWrites, res.LatencyRate, func(ctx context.Context, i int) error {
-		_, err := w.write(ctx, targets[i%len(targets)])
+	cpu = startCPU(bc.APIServerPID)
+	err = w.paced(ctx, l1.Writes, l1.RatePerSec, func(ctx context.Context, _ int) error {
+		i, j, ready := pick()
+		_, _, err := f.Write(ctx, i, j, ready)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("paced writes: %w", err)
 	}
-	res.WriteToWatch = obs.await(ctx, first, w.next.Load(), 30*time.Second)
-	res.APIServerCPUPerWrite = cpu.per(bc.LatencyWrites)
-	logf("baseline: at %.0f writes/s, write→watch %s; apiserver CPU %s per write", res.LatencyRate, res.WriteToWatch, res.APIServerCPUPerWrite)
+	l1.WriteToWatch = obs.await(ctx, first, w.next.Load(), 30*time.Second)
+	l1.APIServerCPUPerWrite = cpu.per(l1.Writes)
+	logf("baseline: at %.0f writes/s, write→watch %s; apiserver CPU %s per write", l1.RatePerSec, l1.WriteToWatch, l1.APIServerCPUPerWrite)
 	stopWatch()
 	if err := <-watchDone; err != nil && ctx.Err() == nil {
 		return nil, err
 	}
 
-	for i := range bc.Namespaces {
-		if err := ws.Namespace(BaselineNamespace(i)).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-			return nil, fmt.Errorf("cleaning up: %w", err)
-		}
+	res.List, err = listAll(ctx, cfg, bc.ListPageSize)
+	if err != nil {
+		return nil, fmt.Errorf("listing every WorkStatus: %w", err)
 	}
+	logf("baseline: listing %d WorkStatuses (%d per page) took %s; %.0f bytes of JSON each",
+		res.List.Objects, res.List.PageSize, res.List.Took.Round(time.Millisecond), res.List.BytesPerObject)
 	return res, nil
 }
 
-// seqWriter writes Deployment-shaped statuses, each with a new sequence number, and remembers
-// when each was sent.
-type seqWriter struct {
-	ws      dynamic.NamespaceableResourceInterface
-	workers int
-	next    atomic.Int64
-	sent    sync.Map // seq -> time.Time
-	// onSend, when set, is called just before each write is sent.
-	onSend func(tg target, seq int64, sent time.Time)
-}
-
-func (w *seqWriter) write(ctx context.Context, tg target) (int64, error) {
-	seq, _, err := w.writeReady(ctx, tg, 3)
-	return seq, err
-}
-
-// writeReady writes a status with the given ready replicas (of 3) and returns its sequence number
-// and when it was sent.
-func (w *seqWriter) writeReady(ctx context.Context, tg target, ready int64) (int64, time.Time, error) {
-	seq := w.next.Add(1)
-	body, err := json.Marshal(map[string]any{"status": DeploymentStatus(tg.object, seq, 3, ready)})
+// listAll lists every WorkStatus in pages, as raw JSON, and times it.
+func listAll(ctx context.Context, cfg *rest.Config, pageSize int) (ListPhase, error) {
+	lp := ListPhase{PageSize: pageSize}
+	cs, err := kubernetes.NewForConfig(unthrottled(cfg))
 	if err != nil {
-		return 0, time.Time{}, err
+		return lp, err
 	}
-	sent := time.Now()
-	w.sent.Store(seq, sent)
-	if w.onSend != nil {
-		w.onSend(tg, seq, sent)
-	}
-	_, err = w.ws.Namespace(tg.namespace).Patch(ctx, tg.name, types.MergePatchType, body, metav1.PatchOptions{}, "status")
-	return seq, sent, err
-}
-
-// parallel runs fn for 0..n-1 on w.workers goroutines and returns the first error.
-func (w *seqWriter) parallel(ctx context.Context, n int, fn func(context.Context, int) error) error {
-	var next atomic.Int64
-	return w.run(ctx, func(ctx context.Context) (bool, error) {
-		i := int(next.Add(1)) - 1
-		if i >= n {
-			return false, nil
-		}
-		return true, fn(ctx, i)
-	})
-}
-
-// until runs fn on w.workers goroutines until the deadline.
-func (w *seqWriter) until(ctx context.Context, deadline time.Time, fn func(context.Context) error) error {
-	return w.run(ctx, func(ctx context.Context) (bool, error) {
-		if time.Now().After(deadline) {
-			return false, nil
-		}
-		return true, fn(ctx)
-	})
-}
-
-// paced runs fn for 0..n-1, call i starting no earlier than i/rate seconds after the start, on
-// w.workers goroutines.
-func (w *seqWriter) paced(ctx context.Context, n int, rate float64, fn func(context.Context, int) error) error {
+	path := "/apis/" + WorkStatusGVR.Group + "/" + WorkStatusGVR.Version + "/" + WorkStatusGVR.Resource
+	var bytes int
 	start := time.Now()
-	return w.parallel(ctx, n, func(ctx context.Context, i int) error {
-		at := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
-		if d := time.Until(at); d > 0 {
-			select {
-			case <-time.After(d):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+	for cont := ""; ; {
+		b, err := cs.CoreV1().RESTClient().Get().AbsPath(path).
+			Param("limit", strconv.Itoa(pageSize)).Param("continue", cont).DoRaw(ctx)
+		if err != nil {
+			return lp, err
 		}
-		return fn(ctx, i)
-	})
-}
-
-// run calls step on w.workers goroutines until a step returns false or an error.
-func (w *seqWriter) run(ctx context.Context, step func(context.Context) (bool, error)) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	var once sync.Once
-	var firstErr error
-	for range w.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				more, err := step(ctx)
-				if err != nil {
-					once.Do(func() { firstErr = err; cancel() })
-					return
-				}
-				if !more {
-					return
-				}
-			}
-		}()
+		var page struct {
+			Metadata struct {
+				Continue string `json:"continue"`
+			} `json:"metadata"`
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := json.Unmarshal(b, &page); err != nil {
+			return lp, err
+		}
+		for _, it := range page.Items {
+			bytes += len(it)
+		}
+		lp.Objects += len(page.Items)
+		if cont = page.Metadata.Continue; cont == "" {
+			break
+		}
 	}
-	wg.Wait()
-	return firstErr
+	lp.Took = time.Since(start)
+	if lp.Objects > 0 {
+		lp.BytesPerObject = float64(bytes) / float64(lp.Objects)
+	}
+	return lp, nil
 }
 
 // observer records when the watch delivers each sequence number.
@@ -279,10 +235,11 @@ type observer struct {
 	w    *seqWriter
 	mu   sync.Mutex
 	seen map[int64]time.Duration
+	at   map[int64]time.Time
 }
 
 func newObserver(w *seqWriter) *observer {
-	return &observer{w: w, seen: map[int64]time.Duration{}}
+	return &observer{w: w, seen: map[int64]time.Duration{}, at: map[int64]time.Time{}}
 }
 
 // watch follows the resource from rv until ctx ends, re-watching from the last seen version when
@@ -310,6 +267,7 @@ func (o *observer) watch(ctx context.Context, ri dynamic.NamespaceableResourceIn
 				if sent, ok := o.w.sent.Load(seq); ok {
 					o.mu.Lock()
 					o.seen[seq] = now.Sub(sent.(time.Time))
+					o.at[seq] = now
 					o.mu.Unlock()
 				}
 			}
@@ -350,11 +308,16 @@ func (o *observer) await(ctx context.Context, first, last int64, timeout time.Du
 	return Summarize(lat)
 }
 
-// unthrottled copies cfg without client-side rate limiting: the test measures the server.
-func unthrottled(cfg *rest.Config) *rest.Config {
-	c := rest.CopyConfig(cfg)
-	c.QPS = -1
-	c.Burst = 0
-	c.RateLimiter = nil
-	return c
+// lastSeen is when the watch delivered the last of the sequence numbers in [first, last]
+// (zero when it delivered none).
+func (o *observer) lastSeen(first, last int64) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var t time.Time
+	for s := first; s <= last; s++ {
+		if a := o.at[s]; a.After(t) {
+			t = a
+		}
+	}
+	return t
 }

@@ -1,10 +1,13 @@
-// Package load is statusfold's load test: it measures, in one run on one machine, what the
-// apiserver alone achieves (write→watch-event latency and the maximum write rate of a plain client
-// writing WorkStatus-sized objects) and what statusfold achieves on top of it (WorkStatus write →
-// CombinedStatus / returned status latency, sustained update rate, writes per update, CPU and
-// memory of the manager), and reports the ratios between the two.
+// Package load is statusfold's load test. In one run on one machine it measures what the
+// apiserver alone achieves with the fixture's WorkStatuses (maximum write rate, write→watch
+// latency at that rate and at a tenth of it, CPU per write, a plain list of every WorkStatus)
+// and, against that baseline, issue 15's three phases of statusfold: L1 (updates paced at a
+// tenth of the maximum rate: write→CombinedStatus and write→returned-status p99), L2 (writers as
+// fast as they can: staleness per window and its trend, the drain after the writers stop, the
+// apiserver CPU statusfold adds per update) and L3 (initial sync, peak RSS per WorkStatus). It
+// prints one row per target and writes a JSON report; docs/performance.md defines every figure.
 //
-// `make load` runs it at the default size (1,000 WECs × 100 objects); `go test ./test/load` runs a
-// small smoke that fits in `make test`. Flags (after -args) size the run: -load.wecs,
-// -load.objects, -load.updates, -load.rate, -load.workers, -load.report.
+// `make load` runs TestLoad at the default size (1,000 WECs × 100 objects; -load.measure and
+// the other -load flags after -args size it); `go test ./test/load` runs TestLoadSmoke, the
+// same phases at a small size, which checks that the report is complete.
 package load

@@ -3,32 +3,27 @@ package load
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
-// StatusfoldConfig sizes the statusfold part.
+// StatusfoldConfig sizes the statusfold phases.
 type StatusfoldConfig struct {
-	// Updates are written at Rate per second for the latency measurement.
-	Updates int
-	Rate    float64
-	// MaxRateFor is how long the writers write as fast as they can for the sustained rate.
-	MaxRateFor time.Duration
+	// L1Updates are written at L1Rate per second.
+	L1Updates int
+	L1Rate    float64
+	// L2For is how long the writers write as fast as they can; Window the length of the
+	// staleness windows it is cut into.
+	L2For, Window time.Duration
 	// Settle bounds the wait for statusfold to reflect every write of a phase.
 	Settle time.Duration
 	// ProfileDir receives cpu.pprof and heap.pprof.
@@ -36,167 +31,95 @@ type StatusfoldConfig struct {
 	Seed       uint64
 	// APIServerPID is the kube-apiserver's process, for its CPU time; 0: not measured.
 	APIServerPID int
+	// PlainCPUPerWrite is the apiserver's CPU time per plain write at full speed, and
+	// IdleCPUPerSec its idle CPU seconds per second, from the baseline.
+	PlainCPUPerWrite time.Duration
+	IdleCPUPerSec    float64
 	// APIServerProfile, when set, reaches an apiserver started with --profiling: its CPU
-	// profile over the paced phase goes to ProfileDir/apiserver-cpu.pprof.
+	// profile over L2 goes to ProfileDir/apiserver-cpu.pprof.
 	APIServerProfile *rest.Config
 }
 
-// pendingWrite is a write not yet reflected downstream.
-type pendingWrite struct {
-	seq  int64
-	sent time.Time
+// StatusfoldResult is what the manager achieves, phase by phase.
+type StatusfoldResult struct {
+	L1 L1Result `json:"l1"`
+	L2 L2Result `json:"l2"`
+	L3 L3Result `json:"l3"`
+	// HotSpots are the top functions of the manager's CPU profile over L2.
+	HotSpots []HotSpot `json:"hotSpots,omitempty"`
 }
 
-// tracker matches writes to the downstream objects that reflect them. Per object it keeps the
-// writes not yet reflected, in sequence order; a downstream object showing sequence number m
-// reflects every write of that object up to m.
-type tracker struct {
-	mu          sync.Mutex
-	pending     [][]pendingWrite
-	seen        []int64 // per object, the largest sequence number seen downstream
-	lat         []time.Duration
-	lastReflect time.Time
+// L1Result is statusfold under light load: updates paced at a fraction of the plain maximum.
+type L1Result struct {
+	RatePerSec float64 `json:"ratePerSec"`
+	Updates    int     `json:"updates"`
+	// CombinedStatus is WorkStatus write → the CombinedStatus reflecting it.
+	CombinedStatus Latency `json:"writeToCombinedStatus"`
+	// Returned is WorkStatus write → the workload object's .status reflecting it (multi-WEC
+	// objects, aggregated).
+	Returned Latency `json:"writeToReturnedStatus"`
+	Cost
 }
 
-func newTracker(objects int) *tracker {
-	return &tracker{pending: make([][]pendingWrite, objects), seen: make([]int64, objects)}
+// Cost is what a phase's updates cost, per update.
+type Cost struct {
+	// WritesPerUpdate is apiserver writes by the manager per WorkStatus update.
+	WritesPerUpdate float64 `json:"writesPerUpdate"`
+	// ManagerCPUPerUpdate is the manager's CPU time per update.
+	ManagerCPUPerUpdate time.Duration `json:"managerCPUPerUpdate"`
+	// APIServerCPUPerUpdate is the apiserver's CPU time per update: the update's own write
+	// plus everything statusfold makes the apiserver do for it; 0: not measured.
+	APIServerCPUPerUpdate time.Duration `json:"apiserverCPUPerUpdate"`
 }
 
-func (t *tracker) add(j int, seq int64, sent time.Time) {
-	t.mu.Lock()
-	t.pending[j] = append(t.pending[j], pendingWrite{seq, sent})
-	t.mu.Unlock()
+// L2Result is statusfold with the writers writing as fast as they can.
+type L2Result struct {
+	Writers int `json:"writers"`
+	// Duration is how long the writers wrote; Updates how many writes they made.
+	Duration        time.Duration `json:"duration"`
+	Updates         int           `json:"updates"`
+	WriteRatePerSec float64       `json:"writeRatePerSec"`
+	// Windows are the staleness windows of the writing time; Trend their p99's course.
+	Windows []Window `json:"windows"`
+	Trend   Trend    `json:"trend"`
+	// Drain is the time from the writers' stop until every update was reflected; Unreflected
+	// is the number of updates still not reflected when the wait for them gave up (Drain is
+	// then that wait's length).
+	Drain       time.Duration `json:"drain"`
+	Unreflected int           `json:"unreflected"`
+	// SustainedRatePerSec is Updates divided by the time from the start until every update was
+	// reflected.
+	SustainedRatePerSec float64 `json:"sustainedRatePerSec"`
+	// Cost is over the writing time and the drain.
+	Cost
+	// APIServerCPUAddedPerUpdate is APIServerCPUPerUpdate less the apiserver CPU of a plain
+	// write at full speed (the baseline's): what statusfold adds per update.
+	APIServerCPUAddedPerUpdate time.Duration `json:"apiserverCPUAddedPerUpdate"`
+	// APIServerIdleCPUPerUpdate is the apiserver's idle CPU (the baseline's rate) over the
+	// phase, per update: the part of APIServerCPUPerUpdate that is there with no writes at all.
+	APIServerIdleCPUPerUpdate time.Duration `json:"apiserverIdleCPUPerUpdate"`
 }
 
-func (t *tracker) reflect(j int, upto int64, now time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if upto > t.seen[j] {
-		t.seen[j] = upto
-	}
-	p := t.pending[j]
-	k := 0
-	for k < len(p) && p[k].seq <= upto {
-		t.lat = append(t.lat, now.Sub(p[k].sent))
-		k++
-	}
-	if k > 0 {
-		t.pending[j] = p[k:]
-		t.lastReflect = now
-	}
+// L3Result is the manager's start and memory.
+type L3Result struct {
+	WorkStatuses int `json:"workStatuses"`
+	// InitialSync is the time from the manager's start until every object's CombinedStatus
+	// reflected the newest write of each of its WorkStatuses; InitialSyncReturned the same
+	// for the returned status of every multi-WEC object.
+	InitialSync         time.Duration `json:"initialSync"`
+	InitialSyncReturned time.Duration `json:"initialSyncReturned"`
+	// PeakRSS is the manager's peak resident set (VmHWM) at the end of the run, bytes.
+	PeakRSS            int64   `json:"peakRSSBytes"`
+	BytesPerWorkStatus float64 `json:"bytesPerWorkStatus"`
+	// HeapInuse is the live heap after a GC; InformerBytes and CacheBytes split it between
+	// informer caches and statusfold's own caches, as attributed by a heap profile.
+	HeapInuse     int64 `json:"heapInuseBytes"`
+	InformerBytes int64 `json:"informerBytes"`
+	CacheBytes    int64 `json:"cacheBytes"`
 }
 
-// outstanding is the number of writes not yet reflected.
-func (t *tracker) outstanding() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	n := 0
-	for _, p := range t.pending {
-		n += len(p)
-	}
-	return n
-}
-
-// take returns the latencies recorded since the last take, and the time of the last reflection.
-func (t *tracker) take() ([]time.Duration, time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	l := t.lat
-	t.lat = nil
-	return l, t.lastReflect
-}
-
-// caughtUp says whether every object's downstream sequence number is at least want(j).
-func (t *tracker) caughtUp(objects []int, want func(int) int64) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, j := range objects {
-		if t.seen[j] < want(j) {
-			return false
-		}
-	}
-	return true
-}
-
-// settle waits until nothing is outstanding or the timeout passes.
-func (t *tracker) settle(ctx context.Context, timeout time.Duration) error {
-	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		return t.outstanding() == 0, nil
-	})
-	if err != nil && ctx.Err() == nil {
-		return fmt.Errorf("%d writes not reflected after %s", t.outstanding(), timeout)
-	}
-	return err
-}
-
-// objectIndex parses "app-0042".
-func objectIndex(name string) (int, bool) {
-	n, err := strconv.Atoi(strings.TrimPrefix(name, "app-"))
-	return n, err == nil && strings.HasPrefix(name, "app-")
-}
-
-// markerOf returns the marker collector's value in a CombinedStatus.
-func markerOf(u *unstructured.Unstructured) (int64, bool) {
-	results, _, _ := unstructured.NestedSlice(u.Object, "results")
-	for _, r := range results {
-		rm, _ := r.(map[string]any)
-		if rm["name"] != MarkerCollector {
-			continue
-		}
-		rows, _ := rm["rows"].([]any)
-		if len(rows) == 0 {
-			return 0, false
-		}
-		cols, _, _ := unstructured.NestedSlice(rows[0].(map[string]any), "columns")
-		if len(cols) == 0 {
-			return 0, false
-		}
-		num, _ := cols[0].(map[string]any)["float"].(string)
-		f, err := strconv.ParseFloat(num, 64)
-		return int64(f), err == nil
-	}
-	return 0, false
-}
-
-// returnedSeqOf returns the sequence number in a Deployment's returned status.
-func returnedSeqOf(u *unstructured.Unstructured) (int64, bool) { return SeqOf(u.Object) }
-
-// follow watches a resource in the object namespace from now on and calls fn for every added
-// or modified object, re-watching when the server closes the watch.
-func follow(ctx context.Context, ri dynamic.ResourceInterface, fn func(*unstructured.Unstructured, time.Time)) error {
-	list, err := ri.List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
-	}
-	now := time.Now()
-	for i := range list.Items {
-		fn(&list.Items[i], now)
-	}
-	rv := list.GetResourceVersion()
-	go func() {
-		for ctx.Err() == nil {
-			wi, err := ri.Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
-			if err != nil {
-				time.Sleep(100 * time.Millisecond)
-				continue
-			}
-			for ev := range wi.ResultChan() {
-				u, ok := ev.Object.(*unstructured.Unstructured)
-				if !ok {
-					continue
-				}
-				rv = u.GetResourceVersion()
-				if ev.Type == watch.Added || ev.Type == watch.Modified {
-					fn(u, time.Now())
-				}
-			}
-			wi.Stop()
-		}
-	}()
-	return nil
-}
-
-// RunStatusfold starts the manager on a populated fixture and measures it.
+// RunStatusfold measures the manager, started after the fixture was populated: its initial
+// sync (L3), L1, L2, then its memory (L3).
 func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc StatusfoldConfig, logf func(string, ...any)) (*StatusfoldResult, error) {
 	res := &StatusfoldResult{}
 	cs := newTracker(f.Objects)
@@ -222,26 +145,11 @@ func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc Stat
 		return nil, err
 	}
 
-	// Initial sync: the manager was started after the fixture was populated.
-	all := make([]int, f.Objects)
-	var multi []int
-	for j := range all {
-		all[j] = j
-		if f.IsMulti(j) {
-			multi = append(multi, j)
-		}
+	if err := initialSync(ctx, f, mgr, cs, ret, sc.Settle, &res.L3); err != nil {
+		return nil, err
 	}
-	start := mgr.Started
-	for !cs.caughtUp(all, f.MaxSeq) || !ret.caughtUp(multi, f.MaxSeq) {
-		if time.Since(start) > sc.Settle {
-			return nil, fmt.Errorf("initial sync not done after %s", sc.Settle)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	res.InitialSync = time.Since(start)
-	logf("statusfold: initial sync of %d WorkStatuses took %s", f.WECs*f.Objects, res.InitialSync.Round(time.Millisecond))
-	cs.take()
-	ret.take()
+	logf("statusfold: initial sync of %d WorkStatuses took %s (returned statuses %s)",
+		res.L3.WorkStatuses, res.L3.InitialSync.Round(time.Millisecond), res.L3.InitialSyncReturned.Round(time.Millisecond))
 
 	f.writer.onSend = func(tg target, seq int64, sent time.Time) {
 		cs.add(tg.idx, seq, sent)
@@ -250,121 +158,200 @@ func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc Stat
 		}
 	}
 	defer func() { f.writer.onSend = nil }()
-	rng := rand.New(rand.NewPCG(sc.Seed, 1))
-	var rngMu sync.Mutex
-	pick := func() (int, int, int64) {
-		rngMu.Lock()
-		defer rngMu.Unlock()
-		return rng.IntN(f.WECs), rng.IntN(f.Objects), int64(rng.IntN(4))
-	}
-
-	// Paced phase: latency at a set rate.
-	before, err := mgr.sample()
-	if err != nil {
-		return nil, err
-	}
-	apiCPU := startCPU(sc.APIServerPID)
-	apiProf := make(chan error, 1)
-	if sc.APIServerProfile != nil {
-		secs := max(min(int(float64(sc.Updates)/sc.Rate), 60), 1)
-		go func() {
-			apiProf <- fetchAPIServerProfile(ctx, sc.APIServerProfile, secs, filepath.Join(sc.ProfileDir, "apiserver-cpu.pprof"))
-		}()
-	} else {
-		apiProf <- nil
-	}
-	err = f.writer.paced(ctx, sc.Updates, sc.Rate, func(ctx context.Context, _ int) error {
+	pick := newPicker(f, sc.Seed)
+	write := func(ctx context.Context) error {
 		i, j, ready := pick()
 		_, _, err := f.Write(ctx, i, j, ready)
 		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("paced updates: %w", err)
 	}
-	if err := cs.settle(ctx, sc.Settle); err != nil {
-		return nil, fmt.Errorf("CombinedStatus: %w", err)
-	}
-	if err := ret.settle(ctx, sc.Settle); err != nil {
-		return nil, fmt.Errorf("returned status: %w", err)
-	}
-	after, err := mgr.sample()
+
+	// L1: updates paced at a fraction of the plain maximum rate.
+	l1 := &res.L1
+	l1.RatePerSec, l1.Updates = sc.L1Rate, sc.L1Updates
+	meter, err := startCost(mgr, sc.APIServerPID)
 	if err != nil {
 		return nil, err
 	}
-	csLat, _ := cs.take()
-	retLat, _ := ret.take()
-	res.CombinedStatus = Summarize(csLat)
-	res.Returned = Summarize(retLat)
-	res.WritesPerUpdate = (after.writes - before.writes) / float64(sc.Updates)
-	res.CPUSeconds = (after.proc.CPU - before.proc.CPU).Seconds()
-	res.CPUPerUpdate = (after.proc.CPU - before.proc.CPU) / time.Duration(sc.Updates)
-	res.APIServerCPUPerUpdate = apiCPU.per(sc.Updates)
-	if err := <-apiProf; err != nil {
-		logf("apiserver CPU profile: %v", err)
-	}
-	logf("statusfold: %d updates at %.0f/s: write→CombinedStatus %s; write→returned %s; %.2f writes and %s CPU per update; apiserver CPU %s per update",
-		sc.Updates, sc.Rate, res.CombinedStatus, res.Returned, res.WritesPerUpdate, res.CPUPerUpdate, res.APIServerCPUPerUpdate)
-
-	// Maximum rate: as fast as the writers can, with a CPU profile of the manager meanwhile.
-	profDone := make(chan error, 1)
-	go func() {
-		secs := max(int(sc.MaxRateFor/time.Second), 1)
-		profDone <- fetch(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", mgr.PprofAddr, secs), filepath.Join(sc.ProfileDir, "cpu.pprof"))
-	}()
-	var n int
-	var nMu sync.Mutex
-	start = time.Now()
-	err = f.writer.until(ctx, start.Add(sc.MaxRateFor), func(ctx context.Context) error {
-		i, j, ready := pick()
-		if _, _, err := f.Write(ctx, i, j, ready); err != nil {
-			return err
-		}
-		nMu.Lock()
-		n++
-		nMu.Unlock()
-		return nil
-	})
+	err = f.writer.paced(ctx, sc.L1Updates, sc.L1Rate, func(ctx context.Context, _ int) error { return write(ctx) })
 	if err != nil {
-		return nil, fmt.Errorf("max-rate updates: %w", err)
+		return nil, fmt.Errorf("L1 updates: %w", err)
 	}
-	written := time.Since(start)
 	if err := cs.settle(ctx, sc.Settle); err != nil {
-		return nil, fmt.Errorf("CombinedStatus at max rate: %w", err)
+		return nil, fmt.Errorf("L1 CombinedStatus: %w", err)
 	}
 	if err := ret.settle(ctx, sc.Settle); err != nil {
-		return nil, fmt.Errorf("returned status at max rate: %w", err)
+		return nil, fmt.Errorf("L1 returned status: %w", err)
 	}
-	csLat, csLast := cs.take()
-	ret.take()
-	elapsed := max(csLast.Sub(start), written)
-	res.SustainedRate = float64(n) / elapsed.Seconds()
-	logf("statusfold: %d updates written in %s (%.0f/s), all reflected after %s: sustained %.0f/s; latency at that rate %s",
-		n, written.Round(time.Millisecond), float64(n)/written.Seconds(), elapsed.Round(time.Millisecond), res.SustainedRate, Summarize(csLat))
-	if err := <-profDone; err != nil {
+	if l1.Cost, err = meter.per(sc.L1Updates); err != nil {
+		return nil, err
+	}
+	csDone, _ := cs.take()
+	retDone, _ := ret.take()
+	l1.CombinedStatus = Summarize(latencies(csDone))
+	l1.Returned = Summarize(latencies(retDone))
+	logf("statusfold L1: %d updates at %.0f/s: write→CombinedStatus %s; write→returned %s; %.2f writes, %s manager CPU, %s apiserver CPU per update",
+		l1.Updates, l1.RatePerSec, l1.CombinedStatus, l1.Returned, l1.WritesPerUpdate, l1.ManagerCPUPerUpdate, l1.APIServerCPUPerUpdate)
+
+	if err := runL2(ctx, f, mgr, sc, cs, ret, write, &res.L2, logf); err != nil {
+		return nil, err
+	}
+	if top, err := TopFunctions(filepath.Join(sc.ProfileDir, "cpu.pprof"), 15); err == nil {
+		res.HotSpots = top
+	} else {
 		logf("CPU profile: %v", err)
 	}
 
-	// Memory: peak RSS, and the heap split between informers and statusfold's own caches.
+	// L3: memory.
 	st, err := ReadProcStat(mgr.Cmd.Process.Pid)
 	if err != nil {
 		return nil, err
 	}
-	res.PeakRSS = st.PeakRSS
-	res.BytesPerWorkStatus = float64(st.PeakRSS) / float64(f.WECs*f.Objects)
+	res.L3.PeakRSS = st.PeakRSS
+	res.L3.BytesPerWorkStatus = float64(st.PeakRSS) / float64(res.L3.WorkStatuses)
 	heap := filepath.Join(sc.ProfileDir, "heap.pprof")
 	if err := fetch("http://"+mgr.PprofAddr+"/debug/pprof/heap?gc=1", heap); err != nil {
 		logf("heap profile: %v", err)
 	} else if split, err := SplitHeap(heap); err != nil {
 		logf("heap profile: %v", err)
 	} else {
-		res.HeapInuse, res.InformerBytes, res.CacheBytes = split.Total, split.Informers, split.Statusfold
-	}
-	if _, err := os.Stat(filepath.Join(sc.ProfileDir, "cpu.pprof")); err == nil {
-		if top, err := TopFunctions(filepath.Join(sc.ProfileDir, "cpu.pprof"), 15); err == nil {
-			res.HotSpots = top
-		}
+		res.L3.HeapInuse, res.L3.InformerBytes, res.L3.CacheBytes = split.Total, split.Informers, split.Statusfold
 	}
 	return res, nil
+}
+
+// initialSync waits until the manager, started on the populated fixture, reflected the newest
+// write of every WorkStatus, and fills the sync times of l3.
+func initialSync(ctx context.Context, f *Fixture, mgr *ManagerProcess, cs, ret *tracker, bound time.Duration, l3 *L3Result) error {
+	l3.WorkStatuses = f.WECs * f.Objects
+	all := make([]int, f.Objects)
+	var multi []int
+	for j := range all {
+		all[j] = j
+		if f.IsMulti(j) {
+			multi = append(multi, j)
+		}
+	}
+	for l3.InitialSync == 0 || l3.InitialSyncReturned == 0 {
+		if time.Since(mgr.Started) > bound {
+			return fmt.Errorf("initial sync not done after %s", bound)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if l3.InitialSync == 0 && cs.caughtUp(all, f.MaxSeq) {
+			l3.InitialSync = time.Since(mgr.Started)
+		}
+		if l3.InitialSyncReturned == 0 && ret.caughtUp(multi, f.MaxSeq) {
+			l3.InitialSyncReturned = time.Since(mgr.Started)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}
+
+// runL2 writes as fast as the writers can for sc.L2For, waits for every update to be reflected,
+// and fills l2.
+func runL2(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc StatusfoldConfig, cs, ret *tracker,
+	write func(context.Context) error, l2 *L2Result, logf func(string, ...any)) error {
+	l2.Writers = f.writer.workers
+	secs := max(int(sc.L2For/time.Second), 1)
+	profDone := make(chan error, 1)
+	go func() {
+		profDone <- fetch(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", mgr.PprofAddr, secs), filepath.Join(sc.ProfileDir, "cpu.pprof"))
+	}()
+	apiProf := make(chan error, 1)
+	if sc.APIServerProfile != nil {
+		go func() {
+			apiProf <- fetchAPIServerProfile(ctx, sc.APIServerProfile, secs, filepath.Join(sc.ProfileDir, "apiserver-cpu.pprof"))
+		}()
+	} else {
+		apiProf <- nil
+	}
+	meter, err := startCost(mgr, sc.APIServerPID)
+	if err != nil {
+		return err
+	}
+	var n atomic.Int64
+	start := time.Now()
+	err = f.writer.until(ctx, start.Add(sc.L2For), func(ctx context.Context) error {
+		if err := write(ctx); err != nil {
+			return err
+		}
+		n.Add(1)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("L2 updates: %w", err)
+	}
+	stopped := time.Now()
+	l2.Updates = int(n.Load())
+	l2.Duration = stopped.Sub(start)
+	l2.WriteRatePerSec = float64(l2.Updates) / l2.Duration.Seconds()
+
+	// Drain: a wait that gives up is a measurement (a MISS), not a failure of the run.
+	_ = cs.settle(ctx, sc.Settle)
+	_ = ret.settle(ctx, sc.Settle)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if l2.Cost, err = meter.per(l2.Updates); err != nil {
+		return err
+	}
+	l2.APIServerCPUAddedPerUpdate = l2.APIServerCPUPerUpdate - sc.PlainCPUPerWrite
+	csDone, csPending := cs.take()
+	retDone, retPending := ret.take()
+	updates, last := reflected(csDone, csPending, retDone, retPending)
+	l2.Unreflected = len(csPending) + len(retPending)
+	if l2.Unreflected > 0 {
+		last = stopped.Add(sc.Settle)
+	}
+	l2.Drain = max(last.Sub(stopped), 0)
+	l2.SustainedRatePerSec = float64(l2.Updates) / max(last.Sub(start), l2.Duration).Seconds()
+	if l2.Updates > 0 {
+		measured := max(last.Sub(start), l2.Duration).Seconds()
+		l2.APIServerIdleCPUPerUpdate = time.Duration(sc.IdleCPUPerSec * measured / float64(l2.Updates) * float64(time.Second))
+	}
+	l2.Windows = StalenessWindows(updates, start, sc.Window, max(int(sc.L2For/sc.Window), 1))
+	l2.Trend = TrendOf(l2.Windows)
+	logf("statusfold L2: %d writers, %d updates in %s (%.0f/s); drain %s (%d unreflected); p99 staleness first %s, last %s, worst %s, slope %s/min; %.2f writes, %s manager CPU, %s apiserver CPU (%s added) per update",
+		l2.Writers, l2.Updates, l2.Duration.Round(time.Millisecond), l2.WriteRatePerSec, l2.Drain.Round(time.Millisecond), l2.Unreflected,
+		ms(l2.Trend.First), ms(l2.Trend.Last), ms(l2.Trend.Worst), ms(l2.Trend.SlopePerMinute),
+		l2.WritesPerUpdate, l2.ManagerCPUPerUpdate, l2.APIServerCPUPerUpdate, l2.APIServerCPUAddedPerUpdate)
+	if err := <-profDone; err != nil {
+		logf("CPU profile: %v", err)
+	}
+	if err := <-apiProf; err != nil {
+		logf("apiserver CPU profile: %v", err)
+	}
+	return nil
+}
+
+// costMeter measures what a phase costs: the manager's writes and CPU, the apiserver's CPU.
+type costMeter struct {
+	mgr    *ManagerProcess
+	before managerSample
+	api    cpuMeter
+}
+
+func startCost(mgr *ManagerProcess, apiserverPID int) (*costMeter, error) {
+	s, err := mgr.sample()
+	if err != nil {
+		return nil, err
+	}
+	return &costMeter{mgr: mgr, before: s, api: startCPU(apiserverPID)}, nil
+}
+
+// per is the cost since the start divided by n updates.
+func (m *costMeter) per(n int) (Cost, error) {
+	after, err := m.mgr.sample()
+	if err != nil || n <= 0 {
+		return Cost{}, err
+	}
+	return Cost{
+		WritesPerUpdate:       (after.writes - m.before.writes) / float64(n),
+		ManagerCPUPerUpdate:   (after.proc.CPU - m.before.proc.CPU) / time.Duration(n),
+		APIServerCPUPerUpdate: m.api.per(n),
+	}, nil
 }
 
 // managerSample is the manager's counters at one time.

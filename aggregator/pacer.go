@@ -1,0 +1,382 @@
+package aggregator
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// Pacer decides, per key, how long the next evaluation and write of that key waits after its
+// last write, so that writes per update fall as the update rate rises: when the apiserver has
+// room every key is written at once, and when it is short of capacity each write carries more
+// updates. It is the adaptive form of Kubernetes' EndpointSlice batching (a fixed per-Service
+// batch period) and of Options.CoalesceDelay (a fixed per-object one). It is pure logic: it
+// never reads a clock itself (every method takes the time), holds no client, and is safe for
+// concurrent use.
+//
+// # Inputs
+//
+//   - ObserveWrite: each write's start and end and its outcome. A successful write's latency
+//     feeds the latency floor and the latency EWMA; an overload outcome (429, 503, 504, a
+//     timeout; see OutcomeOf) feeds the overload rate; every outcome sets the key's last write
+//     time (a failed write is an attempt the apiserver had to serve too).
+//   - SetQueueDepth: the number of keys waiting for a worker (ready keys, not those waiting out
+//     their delay).
+//
+// # Signals
+//
+//   - floor: the minimum latency of successful writes over the last PacerOptions.FloorWindow
+//     (two half-windows, as BBR filters its minimum RTT), never below FloorMin: what a write
+//     costs when nothing queues.
+//   - ratio = EWMA / floor. The EWMA takes each observation with weight 1/5 and, between
+//     observations, relaxes toward the floor with time constant Smoothing, so it falls when
+//     writes stop (few writes are made while keys wait) and one slow write does not make
+//     pressure on its own.
+//   - overload: an EWMA (same weight and time constant, relaxing toward 0) of overload
+//     outcomes; one overload outcome makes it 0.2.
+//   - depth: the queue depth averaged over time with time constant Smoothing, so that a burst
+//     of events at one instant is not read as a backlog.
+//
+// # Control law (the base delay D, the same for every key)
+//
+// The load is "high" when ratio ≥ HighRatio, or depth ≥ DepthHigh, or overload ≥ 0.1; "idle"
+// when ratio ≤ LowRatio, depth ≤ DepthLow and overload < 0.01; otherwise "steady". Whenever a
+// method is called, D is advanced over the time since the previous call:
+//
+//   - high: D := max(D, MinDelay) · 2^(dt/GrowthDoubling), at most one doubling per call;
+//   - idle: D := D · 2^(−dt/DecayHalving), and 0 once it is below MinDelay;
+//   - steady: D is held.
+//
+// D never exceeds MaxDelay. The dead band between LowRatio and HighRatio (and between DepthLow
+// and DepthHigh) is the hysteresis: under a steady load D settles where the write latency lies
+// in the band instead of swinging between 0 and MaxDelay.
+//
+// # Output
+//
+// Delay(key, now) = max(0, lastWrite(key) + D − now): 0 for a key not written within D, so an
+// isolated update is never delayed, and at most MaxDelay after a key's last write, whatever the
+// load, so staleness stays bounded by MaxDelay plus the wait for a worker and one write's
+// latency. Every key is paced by
+// the same D from its own last write: a key updated often cannot take the write budget of a
+// key updated rarely (which is written at once).
+//
+// # Recovery
+//
+// With the defaults, from D = MaxDelay (1 s) and the latency EWMA at 20× the floor, once writes
+// are back at the floor (or stop) and the queue is empty, D is back at 0 within 10 s: the EWMA
+// needs up to Smoothing·ln(19/0.5) ≈ 1.8 s to fall below LowRatio (less when writes at the
+// floor are observed), D then needs DecayHalving·log2(MaxDelay/MinDelay) ≈ 6.6 s
+// (TestPacerRecovers pins this). Growth is four times faster than decay: an overloaded
+// apiserver is relieved within ≈ 2 s, and a dip of the signals under a steady load does not
+// undo what the load built up.
+type Pacer[K comparable] struct {
+	o PacerOptions
+
+	mu       sync.Mutex
+	last     map[K]time.Time // key → end of its last write
+	delay    time.Duration   // D
+	advanced time.Time       // when D was last advanced
+
+	ewma     float64   // seconds; valid when observed is set
+	observed time.Time // time of the last latency observation (zero: none yet)
+	overload float64
+	overAt   time.Time // time of the last overload-rate update
+
+	floorCur, floorPrev time.Duration // minimum latency in the current and previous half-window (0: none)
+	floorStart          time.Time     // start of the current half-window
+
+	depth    int       // last queue depth set
+	depthAvg float64   // time-weighted average of depth up to depthAt
+	depthAt  time.Time // when depth was last set
+	sweeps   int
+}
+
+// PacerOptions configure a Pacer. Zero fields take the defaults below.
+type PacerOptions struct {
+	// MaxDelay caps D: no key waits longer than this after its last write. Default 1 s.
+	MaxDelay time.Duration
+	// MinDelay is the smallest non-zero D: growth starts from it, decay below it ends at 0.
+	// Default 10 ms.
+	MinDelay time.Duration
+	// FloorMin is the smallest latency floor (so that a fast apiserver's jitter is not read as
+	// pressure). Default 5 ms. FloorWindow is how long the floor remembers a minimum. Default 5 min.
+	FloorMin    time.Duration
+	FloorWindow time.Duration
+	// HighRatio and LowRatio bound the dead band of latency EWMA / floor. Defaults 3 and 1.5.
+	HighRatio, LowRatio float64
+	// DepthHigh and DepthLow bound the dead band of the queue depth. Defaults 16 and 4 (4 and 1
+	// per worker at the default of 4 workers).
+	DepthHigh, DepthLow int
+	// Smoothing is the time constant with which the latency EWMA and the overload rate relax
+	// when no write is observed. Default 500 ms.
+	Smoothing time.Duration
+	// GrowthDoubling is the time in which D doubles under high load (default 250 ms);
+	// DecayHalving the time in which it halves when idle (default 1 s: slower than growth, so
+	// that a dip of the signals under a steady load does not undo what the load built up).
+	GrowthDoubling, DecayHalving time.Duration
+}
+
+// Defaults of PacerOptions.
+const (
+	DefaultPacerMaxDelay = time.Second
+	defaultPacerMinDelay = 10 * time.Millisecond
+	defaultPacerFloorMin = 5 * time.Millisecond
+	defaultPacerFloorWin = 5 * time.Minute
+	defaultPacerHigh     = 3.0
+	defaultPacerLow      = 1.5
+	defaultPacerDepthHi  = 16
+	defaultPacerDepthLo  = 4
+	defaultPacerSmooth   = 500 * time.Millisecond
+	defaultPacerGrowth   = 250 * time.Millisecond
+	defaultPacerDecay    = time.Second
+
+	pacerWeight       = 0.2  // weight of one observation in the EWMAs
+	pacerOverloadHigh = 0.1  // overload rate that makes the load high
+	pacerOverloadIdle = 0.01 // overload rate below which the load can be idle
+)
+
+func (o *PacerOptions) defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.MaxDelay, DefaultPacerMaxDelay)
+	def(&o.MinDelay, defaultPacerMinDelay)
+	def(&o.FloorMin, defaultPacerFloorMin)
+	def(&o.FloorWindow, defaultPacerFloorWin)
+	def(&o.Smoothing, defaultPacerSmooth)
+	def(&o.GrowthDoubling, defaultPacerGrowth)
+	def(&o.DecayHalving, defaultPacerDecay)
+	if o.MinDelay > o.MaxDelay {
+		o.MinDelay = o.MaxDelay
+	}
+	if o.HighRatio <= 1 {
+		o.HighRatio = defaultPacerHigh
+	}
+	if o.LowRatio <= 0 || o.LowRatio > o.HighRatio {
+		o.LowRatio = min(defaultPacerLow, o.HighRatio)
+	}
+	if o.DepthHigh <= 0 {
+		o.DepthHigh = defaultPacerDepthHi
+	}
+	if o.DepthLow <= 0 || o.DepthLow > o.DepthHigh {
+		o.DepthLow = min(defaultPacerDepthLo, o.DepthHigh)
+	}
+}
+
+// NewPacer returns a Pacer with D = 0.
+func NewPacer[K comparable](o PacerOptions) *Pacer[K] {
+	o.defaults()
+	return &Pacer[K]{o: o, last: map[K]time.Time{}}
+}
+
+// WriteOutcome is what a write's result says about the apiserver's load.
+type WriteOutcome uint8
+
+const (
+	// WriteSucceeded: its latency is a sample of the apiserver's load.
+	WriteSucceeded WriteOutcome = iota
+	// WriteOverloaded: refused or timed out for want of capacity (429, 503, 504, a timeout).
+	WriteOverloaded
+	// WriteFailed: any other error (invalid, conflict, forbidden, 500): says nothing about load.
+	WriteFailed
+)
+
+// OutcomeOf classifies a write's error. HTTP 500 is not counted as overload: the apiserver
+// returns it for content it cannot handle (e.g. "field not declared in schema" on a server-side
+// apply), which a slower pace would not cure.
+func OutcomeOf(err error) WriteOutcome {
+	var ne net.Error
+	switch {
+	case err == nil:
+		return WriteSucceeded
+	case apierrors.IsTooManyRequests(err), apierrors.IsServiceUnavailable(err),
+		apierrors.IsServerTimeout(err), apierrors.IsTimeout(err),
+		errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return WriteOverloaded
+	}
+	return WriteFailed
+}
+
+// ObserveWrite records a write of key that started at start and ended at end.
+func (p *Pacer[K]) ObserveWrite(key K, start, end time.Time, outcome WriteOutcome) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.advance(end)
+	if prev, ok := p.last[key]; !ok || end.After(prev) {
+		p.last[key] = end
+	}
+	over := 0.0
+	switch outcome {
+	case WriteSucceeded:
+		p.observeLatency(max(end.Sub(start), 0), end)
+	case WriteOverloaded:
+		over = 1
+	case WriteFailed:
+		return
+	}
+	p.overload = relax(p.overload, 0, end.Sub(p.overAt), p.o.Smoothing)
+	p.overload += pacerWeight * (over - p.overload)
+	p.overAt = end
+	if p.sweeps++; p.sweeps >= 4096 {
+		p.sweeps = 0
+		for k, t := range p.last {
+			if end.Sub(t) > p.o.MaxDelay {
+				delete(p.last, k)
+			}
+		}
+	}
+}
+
+// SetQueueDepth records how many keys wait for a worker.
+func (p *Pacer[K]) SetQueueDepth(depth int, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.advance(now)
+	p.depthAvg = p.depthAverage(now)
+	p.depth, p.depthAt = depth, now
+}
+
+// depthAverage is the queue depth averaged over time with time constant Smoothing, at now.
+func (p *Pacer[K]) depthAverage(now time.Time) float64 {
+	if p.depthAt.IsZero() {
+		return 0
+	}
+	return relax(p.depthAvg, float64(p.depth), now.Sub(p.depthAt), p.o.Smoothing)
+}
+
+// Delay returns how long key should wait from now before its next evaluation: 0, or what is
+// left of D since the key's last write (never more than MaxDelay).
+func (p *Pacer[K]) Delay(key K, now time.Time) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.advance(now)
+	last, ok := p.last[key]
+	if !ok || p.delay == 0 {
+		return 0
+	}
+	return min(max(last.Add(p.delay).Sub(now), 0), p.o.MaxDelay)
+}
+
+// Forget drops key's last write time (its object is gone).
+func (p *Pacer[K]) Forget(key K) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.last, key)
+}
+
+// PacerState is a Pacer's state, for metrics and logs.
+type PacerState struct {
+	Delay       time.Duration // D
+	Floor       time.Duration
+	LatencyEWMA time.Duration
+	Overload    float64
+	Depth       float64 // queue depth averaged over Smoothing
+	Load        string  // high, steady or idle
+}
+
+// State returns the Pacer's state at now.
+func (p *Pacer[K]) State(now time.Time) PacerState {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.advance(now)
+	floor := p.floor()
+	return PacerState{Delay: p.delay, Floor: floor, LatencyEWMA: time.Duration(p.latency(now, floor) * float64(time.Second)),
+		Overload: relax(p.overload, 0, now.Sub(p.overAt), p.o.Smoothing), Depth: p.depthAverage(now), Load: p.load(now).String()}
+}
+
+// observeLatency feeds one successful write's latency into the floor and the EWMA.
+func (p *Pacer[K]) observeLatency(l time.Duration, now time.Time) {
+	if p.floorStart.IsZero() || now.Sub(p.floorStart) >= p.o.FloorWindow/2 {
+		p.floorPrev, p.floorCur, p.floorStart = p.floorCur, 0, now
+	}
+	if p.floorCur == 0 || l < p.floorCur {
+		p.floorCur = l
+	}
+	p.ewma = p.latency(now, p.floor())
+	p.ewma += pacerWeight * (l.Seconds() - p.ewma)
+	p.observed = now
+}
+
+// floor is the latency floor: the minimum over the two half-windows, at least FloorMin.
+func (p *Pacer[K]) floor() time.Duration {
+	f := p.floorCur
+	if p.floorPrev > 0 && (f == 0 || p.floorPrev < f) {
+		f = p.floorPrev
+	}
+	return max(f, p.o.FloorMin)
+}
+
+// latency is the EWMA at now, relaxed toward floor since the last observation.
+func (p *Pacer[K]) latency(now time.Time, floor time.Duration) float64 {
+	if p.observed.IsZero() {
+		return floor.Seconds()
+	}
+	return relax(p.ewma, floor.Seconds(), now.Sub(p.observed), p.o.Smoothing)
+}
+
+// relax moves v toward target by exp(−dt/tau).
+func relax(v, target float64, dt, tau time.Duration) float64 {
+	if dt <= 0 {
+		return v
+	}
+	return target + (v-target)*math.Exp(-dt.Seconds()/tau.Seconds())
+}
+
+type pacerLoad uint8
+
+const (
+	loadSteady pacerLoad = iota
+	loadHigh
+	loadIdle
+)
+
+func (l pacerLoad) String() string {
+	return [...]string{"steady", "high", "idle"}[l]
+}
+
+// load classifies the signals at now.
+func (p *Pacer[K]) load(now time.Time) pacerLoad {
+	floor := p.floor()
+	ratio := p.latency(now, floor) / floor.Seconds()
+	over := relax(p.overload, 0, now.Sub(p.overAt), p.o.Smoothing)
+	depth := p.depthAverage(now)
+	switch {
+	case ratio >= p.o.HighRatio || depth >= float64(p.o.DepthHigh) || over >= pacerOverloadHigh:
+		return loadHigh
+	case ratio <= p.o.LowRatio && depth <= float64(p.o.DepthLow) && over < pacerOverloadIdle:
+		return loadIdle
+	}
+	return loadSteady
+}
+
+// advance moves D from the last call to now, under the load the signals show at now.
+func (p *Pacer[K]) advance(now time.Time) {
+	if p.advanced.IsZero() {
+		p.advanced = now
+		return
+	}
+	dt := now.Sub(p.advanced)
+	if dt <= 0 {
+		return
+	}
+	p.advanced = now
+	switch p.load(now) {
+	case loadHigh:
+		grow := min(dt.Seconds()/p.o.GrowthDoubling.Seconds(), 1)
+		d := float64(max(p.delay, p.o.MinDelay)) * math.Exp2(grow)
+		p.delay = min(time.Duration(d), p.o.MaxDelay)
+	case loadIdle:
+		d := time.Duration(float64(p.delay) * math.Exp2(-dt.Seconds()/p.o.DecayHalving.Seconds()))
+		if d < p.o.MinDelay {
+			d = 0
+		}
+		p.delay = d
+	}
+}
