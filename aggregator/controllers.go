@@ -64,19 +64,20 @@ func recovered(p any) error {
 	return fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 }
 
-// newController builds one of the reconciler's typed controllers around its coalescing queue,
-// watching the given sources: controller-runtime runs its workers, recovers panics, requeues
+// newController builds one of the reconciler's typed controllers around its queue q (built
+// before the controller, as the event handlers feed it; rl is q's rate limiter), watching the
+// given sources: controller-runtime runs its workers, recovers panics, requeues
 // failed keys with the queue's rate limiter, times out the sync of its sources (the manager's
 // CacheSyncTimeout, default 2 min) and exports its reconcile metrics. It is leader-elected: only
 // the leader reconciles.
-func newController[K comparable](name string, q *coalescingQueue[K], workers int,
+func newController[K comparable](name string, q workqueue.TypedRateLimitingInterface[K], rl workqueue.TypedRateLimiter[K], workers int,
 	do func(context.Context, K) error, report func(K, error, int), sources ...source.TypedSource[K]) (controller.TypedController[K], error) {
 	c, err := controller.NewTypedUnmanaged(name, controller.TypedOptions[K]{
 		Reconciler:              keyReconciler[K]{do: do, report: report, queue: q},
 		MaxConcurrentReconciles: workers,
 		RecoverPanic:            new(true),
 		NeedLeaderElection:      new(true),
-		RateLimiter:             q.limiter,
+		RateLimiter:             rl,
 		NewQueue: func(string, workqueue.TypedRateLimiter[K]) workqueue.TypedRateLimitingInterface[K] {
 			return q
 		},
@@ -110,17 +111,17 @@ func atStart[K comparable](f func(context.Context)) source.TypedSource[K] {
 // complete), and it queues the objects that carry statusfold's labels; the policies and kinds
 // controllers queue every policy and every object of our own kinds at start.
 func (a *Aggregator) addControllers(mgr manager.Manager) error {
-	objects, err := newController(controllerObjects, a.objects, a.opts.Workers, a.objectR.reconcile, reportError[ObjectKey](a),
+	objects, err := newController(controllerObjects, a.objects, a.objects.limiter, a.opts.Workers, a.objectR.reconcile, reportError[ObjectKey](a),
 		&eventSource{a: a}, atStart[ObjectKey](func(ctx context.Context) { go a.enqueueLabelled(ctx) }))
 	if err != nil {
 		return err
 	}
-	policies, err := newController(controllerPolicies, a.policies, 1, a.policyR.reconcile, reportError[string](a),
+	policies, err := newController(controllerPolicies, a.policies, a.policies.limiter, 1, a.policyR.reconcile, reportError[string](a),
 		atStart[string](a.enqueueAllPolicies))
 	if err != nil {
 		return err
 	}
-	kinds, err := newController(controllerKinds, a.kinds, 1, a.kindsR.reconcile, reportError[kindKey](a),
+	kinds, err := newController(controllerKinds, a.kinds, a.kinds.limiter, 1, a.kindsR.reconcile, reportError[kindKey](a),
 		atStart[kindKey](a.enqueueAllKinds))
 	if err != nil {
 		return err
