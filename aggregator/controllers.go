@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/go-logr/logr"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -70,9 +71,20 @@ func recovered(p any) error {
 // failed keys with the queue's rate limiter, times out the sync of its sources (the manager's
 // CacheSyncTimeout, default 2 min) and exports its reconcile metrics. It is leader-elected: only
 // the leader reconciles.
-func newController[K comparable](name string, q workqueue.TypedRateLimitingInterface[K], rl workqueue.TypedRateLimiter[K], workers int,
+//
+// log receives the controller's own messages (start, stop, sources). Its per-key logger is
+// discarded: reconcile errors are logged by report, rate-limited, instead of by controller-runtime
+// at every retry.
+func newController[K comparable](name string, log logr.Logger, q workqueue.TypedRateLimitingInterface[K], rl workqueue.TypedRateLimiter[K], workers int,
 	do func(context.Context, K) error, report func(K, error, int), sources ...source.TypedSource[K]) (controller.TypedController[K], error) {
+	log = log.WithValues("controller", name)
 	c, err := controller.NewTypedUnmanaged(name, controller.TypedOptions[K]{
+		LogConstructor: func(key *K) logr.Logger {
+			if key != nil {
+				return logr.Discard()
+			}
+			return log
+		},
 		Reconciler:              keyReconciler[K]{do: do, report: report, queue: q},
 		MaxConcurrentReconciles: workers,
 		RecoverPanic:            new(true),
@@ -111,17 +123,17 @@ func atStart[K comparable](f func(context.Context)) source.TypedSource[K] {
 // complete), and it queues the objects that carry statusfold's labels; the policies and kinds
 // controllers queue every policy and every object of our own kinds at start.
 func (a *Aggregator) addControllers(mgr manager.Manager) error {
-	objects, err := newController(controllerObjects, a.objects, a.objects.limiter, a.opts.Workers, a.objectR.reconcile, reportError[ObjectKey](a),
+	objects, err := newController(controllerObjects, a.log, a.objects, a.objects.limiter, a.opts.Workers, a.objectR.reconcile, reportError[ObjectKey](a),
 		&eventSource{a: a}, atStart[ObjectKey](func(ctx context.Context) { go a.enqueueLabelled(ctx) }))
 	if err != nil {
 		return err
 	}
-	policies, err := newController(controllerPolicies, a.policies, a.policies.limiter, 1, a.policyR.reconcile, reportError[string](a),
+	policies, err := newController(controllerPolicies, a.log, a.policies, a.policies.limiter, 1, a.policyR.reconcile, reportError[string](a),
 		atStart[string](a.enqueueAllPolicies))
 	if err != nil {
 		return err
 	}
-	kinds, err := newController(controllerKinds, a.kinds, a.kinds.limiter, 1, a.kindsR.reconcile, reportError[kindKey](a),
+	kinds, err := newController(controllerKinds, a.log, a.kinds, a.kinds.limiter, 1, a.kindsR.reconcile, reportError[kindKey](a),
 		atStart[kindKey](a.enqueueAllKinds))
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -63,7 +64,7 @@ func TestControllerRecoversPanics(t *testing.T) {
 			var got []report
 			q := newCoalescingQueue[string]("test_"+tc.name, 0)
 			defer q.ShutDown()
-			c, err := newController("test_"+tc.name, q, q.limiter, 1, tc.do, func(k string, err error, n int) {
+			c, err := newController("test_"+tc.name, logr.Discard(), q, q.limiter, 1, tc.do, func(k string, err error, n int) {
 				got = append(got, report{k, err, n})
 			})
 			if err != nil {
