@@ -273,23 +273,3 @@ func bindingCollectors(spec *controlv1alpha1.BindingSpec) []string {
 	}
 	return out
 }
-
-// enqueueLabelled queues every object that carries statusfold's executing-count label, whatever
-// its resource, so that returns whose Binding disappeared while no manager ran are cleared.
-func (a *Aggregator) enqueueLabelled(ctx context.Context) {
-	for _, info := range a.catalog.resources(false) {
-		if neverWritten[info.GVR.GroupResource()] {
-			continue
-		}
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(info.GVR.GroupVersion().WithKind(info.Kind + "List"))
-		if err := a.live.List(ctx, list, client.HasLabels{LabelExecutingCount}); err != nil {
-			continue
-		}
-		for _, o := range list.Items {
-			k := ObjectKey{Group: info.GVR.Group, Resource: info.GVR.Resource, Namespace: o.Namespace, Name: o.Name}
-			a.orphans.Store(k, struct{}{})
-			a.objects.Add(k)
-		}
-	}
-}

@@ -37,6 +37,7 @@
 //	                 coalescingQueue (queue.go); eventSource connects the informers' handlers.
 //	handlers.go      Aggregator's event handlers: which keys an event queues; they keep the
 //	                 wecIndex, reportCache, destsCache and echo memory (ownWrites) up to date.
+//	enqueue.go       queueing in bulk: at start, and for changes that affect many keys.
 //	objects.go       objectReconciler: gatherer → combinedStatusWriter → statusReturner, one
 //	                 objectInputs per evaluation.
 //	inputs.go        gatherer: WDS cache and live reader, catalog, workloadWatches, wecIndex,

@@ -84,21 +84,6 @@ func (a *Aggregator) onAggregationPolicy(o, n client.Object) {
 	a.kinds.Add(kindKey{Kind: kindAggregationPolicy, Name: nameOf(o, n)})
 }
 
-// enqueueBoundOf queues every bound object of an API group (all: of every group).
-func (a *Aggregator) enqueueBoundOf(ctx context.Context, group string, all bool) {
-	var bindings controlv1alpha1.BindingList
-	if err := a.wdsCache.List(ctx, &bindings); err != nil {
-		return
-	}
-	for i := range bindings.Items {
-		for _, bo := range BoundObjects(&bindings.Items[i].Spec) {
-			if all || bo.GVR.Group == group {
-				a.objects.Add(bo.Key())
-			}
-		}
-	}
-}
-
 func nameOf(o, n client.Object) string {
 	if n != nil {
 		return n.GetName()
@@ -205,12 +190,6 @@ func changedBound(o, n *controlv1alpha1.Binding) []ObjectKey {
 		}
 	}
 	return keys
-}
-
-func (a *Aggregator) enqueueBound(spec *controlv1alpha1.BindingSpec) {
-	for _, bo := range BoundObjects(spec) {
-		a.objects.Add(bo.Key())
-	}
 }
 
 // onCollector: the collector's status, the objects whose bindings reference it, and the
@@ -327,51 +306,6 @@ func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 				return clauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
 			}) {
 				a.policies.Add(list.Items[i].Name)
-			}
-		}
-	}
-}
-
-func (a *Aggregator) enqueueAllPolicies(ctx context.Context) {
-	var list controlv1alpha1.BindingPolicyList
-	if err := a.wdsCache.List(ctx, &list); err != nil {
-		return
-	}
-	for i := range list.Items {
-		a.policies.Add(list.Items[i].Name)
-	}
-	if a.opts.BindingResolution == BindingResolutionExternal {
-		a.enqueueBoundOf(ctx, "", true)
-		return
-	}
-	// Bindings whose policy is gone are deleted by the policy's reconcile.
-	var bl controlv1alpha1.BindingList
-	if err := a.wdsCache.List(ctx, &bl); err != nil {
-		return
-	}
-	for i := range bl.Items {
-		a.policies.Add(bl.Items[i].Name)
-	}
-}
-
-func (a *Aggregator) enqueueAllKinds(ctx context.Context) {
-	var scs controlv1alpha1.StatusCollectorList
-	if err := a.wdsCache.List(ctx, &scs); err == nil {
-		for i := range scs.Items {
-			a.kinds.Add(kindKey{Kind: kindStatusCollector, Name: scs.Items[i].Name})
-		}
-	}
-	var ccs controlv1alpha1.ContentClassifierList
-	if err := a.wdsCache.List(ctx, &ccs); err == nil {
-		for i := range ccs.Items {
-			a.kinds.Add(kindKey{Kind: kindContentClassifier, Name: ccs.Items[i].Name})
-		}
-	}
-	if a.aggregationPolicies {
-		var aps policyv1alpha1.AggregationPolicyList
-		if err := a.wdsCache.List(ctx, &aps); err == nil {
-			for i := range aps.Items {
-				a.kinds.Add(kindKey{Kind: kindAggregationPolicy, Name: aps.Items[i].Name})
 			}
 		}
 	}
