@@ -78,8 +78,9 @@ type Aggregator struct {
 
 	// versionRefresh: see onWorkload.
 	versionRefresh time.Duration
-	// aggregationPolicies: the AggregationPolicy kind is served and watched.
-	aggregationPolicies bool
+	// servesAggregationPolicies reports whether the AggregationPolicy kind is served (then it is
+	// watched), as found when the controllers start.
+	servesAggregationPolicies func() bool
 }
 
 // Setup adds the reconciler to mgr: the ITS cluster (a separate cache, reading only this WDS's
@@ -174,11 +175,14 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		return nil, err
 	}
 	// AggregationPolicy is statusfold's own kind: watched only where its CRD is installed.
-	if _, err := mgr.GetRESTMapper().RESTMapping(policyv1alpha1.GroupVersion.WithKind(kindAggregationPolicy).GroupKind()); err == nil {
-		a.aggregationPolicies = true
-	} else {
-		a.log.Info("AggregationPolicy kind not served: built-in aggregation modules only", "reason", err.Error())
-	}
+	mapper := mgr.GetRESTMapper()
+	a.servesAggregationPolicies = sync.OnceValue(func() bool {
+		_, err := mapper.RESTMapping(policyv1alpha1.GroupVersion.WithKind(kindAggregationPolicy).GroupKind())
+		if err != nil {
+			a.log.Info("AggregationPolicy kind not served: built-in aggregation modules only", "reason", err.Error())
+		}
+		return err == nil
+	})
 	if err := a.addControllers(mgr); err != nil {
 		return nil, err
 	}

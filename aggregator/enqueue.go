@@ -48,7 +48,7 @@ func (a *Aggregator) enqueueAllKinds(ctx context.Context) {
 			a.kinds.Add(kindKey{Kind: kindContentClassifier, Name: ccs.Items[i].Name})
 		}
 	}
-	if a.aggregationPolicies {
+	if a.servesAggregationPolicies() {
 		var aps policyv1alpha1.AggregationPolicyList
 		if err := a.wdsCache.List(ctx, &aps); err == nil {
 			for i := range aps.Items {

@@ -64,7 +64,7 @@ func (a *Aggregator) registerHandlers(ctx context.Context) ([]toolscache.Informe
 		{wds, &controlv1alpha1.CombinedStatus{}, a.onCombinedStatus},
 		{wds, &corev1.Namespace{}, a.onNamespace},
 	}
-	if a.aggregationPolicies {
+	if a.servesAggregationPolicies() {
 		regs = append(regs, registration{wds, &policyv1alpha1.AggregationPolicy{}, a.onAggregationPolicy})
 	}
 	var synced []toolscache.InformerSynced
