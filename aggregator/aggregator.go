@@ -368,6 +368,9 @@ func (a *Aggregator) addIndexes(ctx context.Context, mgr manager.Manager) error 
 	}); err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.Binding{}, indexBindingNames, bindingNames); err != nil {
+		return err
+	}
 	// WorkStatuses are found by object through the wecIndex, which the event handler feeds.
 	return mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.CombinedStatus{}, indexCombinedStatusObject, func(o client.Object) []string {
 		if k, ok := combinedStatusObject(o); ok {
