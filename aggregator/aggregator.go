@@ -257,6 +257,7 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 	a.wecs.init()
 	a.dests.init()
 	a.inventoryLabels = a.cachedInventoryLabels
+	a.catalog.onRecovered = a.groupRecovered
 	if err := a.addIndexes(context.Background(), mgr); err != nil {
 		return nil, err
 	}
@@ -281,6 +282,7 @@ func (a *Aggregator) Start(ctx context.Context) error {
 	a.enqueueAllPolicies(ctx)
 	a.enqueueAllKinds(ctx)
 	go a.enqueueLabelled(ctx)
+	go a.refreshWhileDegraded(ctx)
 	var wg sync.WaitGroup
 	run := func(n int, f func() bool) {
 		for range n {
@@ -366,6 +368,9 @@ func (a *Aggregator) addIndexes(ctx context.Context, mgr manager.Manager) error 
 		b := o.(*controlv1alpha1.Binding)
 		return bindingCollectors(&b.Spec)
 	}); err != nil {
+		return err
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.Binding{}, indexBindingNames, bindingNames); err != nil {
 		return err
 	}
 	// WorkStatuses are found by object through the wecIndex, which the event handler feeds.

@@ -66,6 +66,9 @@ type objectInputs struct {
 	workStatuses map[string]*controlv1alpha1.WorkStatus // WEC → WorkStatus (nil: none), looked up once
 	clusters     map[string]clusterLabels               // WEC → inventory labels, looked up once
 	decoded      map[string]report                      // WEC → reported state, decoded on first use
+
+	// orphan: the object was read because it carries the executing-count label (enqueueLabelled).
+	orphan bool
 }
 
 // clusterLabels is a WEC's inventory labels and their signature.
@@ -135,6 +138,7 @@ func (a *Aggregator) readObject(ctx context.Context, key ObjectKey) (*objectInpu
 		watched = true
 	}
 	_, orphan := a.orphans.LoadAndDelete(key)
+	in.orphan = orphan
 	if watched || orphan {
 		var reader client.Reader = a.wdsCache
 		if !watched {
@@ -477,7 +481,21 @@ func (a *Aggregator) returnStatus(ctx context.Context, in *objectInputs) (bool, 
 		qs = unionSorted(qs, a.dests.of(b.b))
 	}
 	input.Qualified = len(qs)
+	if !input.Singleton && !input.Multi && appliedBy(in.obj, FieldManager) {
+		// Removing statusfold's return: unless the object is returned under another resource.
+		elsewhere, err := a.returnedElsewhere(ctx, in)
+		if err != nil {
+			if in.orphan {
+				a.orphans.Store(in.key, struct{}{}) // read again at the retry
+			}
+			return false, err
+		}
+		input.ReturnedElsewhere = elsewhere
+	}
 	d := DecideReturn(input)
+	if d.Mode == ReturnLeave {
+		return false, nil
+	}
 	var status map[string]any
 	if d.Mode == ReturnNothing {
 		a.returnStates.forget(in.key)
