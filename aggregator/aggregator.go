@@ -155,13 +155,14 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		failures: failures, metrics: a.metrics, log: log, recorder: recorder}
 	report := &reporter{log: log, recorder: recorder, failures: failures, kinds: a.catalog}
 	a.report = report
+	inputs := &gatherer{cache: a.wdsCache, live: a.live, catalog: a.catalog, watches: a.watches, orphans: a.orphans,
+		wecs: a.wecs, reports: a.reports, pruners: a.pruners, clusterGen: a.clusterGen,
+		inventoryLabels: cachedInventoryLabels(its.GetCache()), metrics: a.metrics, log: log}
 	a.objectR = &objectReconciler{
-		inputs: &gatherer{cache: a.wdsCache, live: a.live, catalog: a.catalog, watches: a.watches, orphans: a.orphans,
-			wecs: a.wecs, reports: a.reports, pruners: a.pruners, clusterGen: a.clusterGen,
-			inventoryLabels: cachedInventoryLabels(its.GetCache()), metrics: a.metrics, log: log},
+		inputs: inputs,
 		combined: &combinedStatusWriter{cache: a.wdsCache, wds: mgr.GetClient(), compiler: compiler, tables: newTableStore(),
 			dests: a.dests, writer: w, ownWrites: a.ownWrites, metrics: a.metrics},
-		returns: &statusReturner{engine: engine, states: newReturnStates(), memo: newReturnMemo(), dests: a.dests, writer: w,
+		returns: &statusReturner{elsewhere: inputs.returnedElsewhere, engine: engine, states: newReturnStates(), memo: newReturnMemo(), dests: a.dests, writer: w,
 			report: report, ownWrites: a.ownWrites, metrics: a.metrics, log: log, recorder: recorder},
 		pending: a.pending,
 		metrics: a.metrics,
@@ -171,6 +172,7 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		recorder: recorder, mode: opts.BindingResolution}
 	a.kindsR = &kindsReconciler{cache: a.wdsCache, compiler: compiler, policies: engine, writer: w, metrics: a.metrics,
 		recorder: recorder, reevaluate: a.enqueueBoundOf}
+	a.catalog.onRecovered = a.groupRecovered
 	if err := a.addIndexes(context.Background(), mgr); err != nil {
 		return nil, err
 	}
@@ -236,6 +238,9 @@ func (a *Aggregator) addIndexes(ctx context.Context, mgr manager.Manager) error 
 		b := o.(*controlv1alpha1.Binding)
 		return bindingCollectors(&b.Spec)
 	}); err != nil {
+		return err
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.Binding{}, indexBindingNames, bindingNames); err != nil {
 		return err
 	}
 	// WorkStatuses are found by object through the wecIndex, which the event handler feeds.

@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -50,6 +51,9 @@ type catalog struct {
 	allFailed bool
 	// refreshing is closed when the refresh in progress ends (nil: none runs).
 	refreshing chan struct{}
+	// onRecovered, if set, is called (outside the mutex) with each group whose discovery failed
+	// at the previous refresh and succeeds at this one.
+	onRecovered func(group string)
 }
 
 // minRefresh bounds how often a miss can force a discovery refresh.
@@ -100,11 +104,12 @@ func (c *catalog) resources(force bool) []resourceInfo {
 	byGR, failed, complete := discover(c.disc, prev)
 
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	var back []string
 	if !complete {
 		// Nothing could be read: keep what was known.
 		c.allFailed = c.byGR == nil
 	} else {
+		back = recoveredGroups(c.failed, failed)
 		ordered := slices.Collect(maps.Values(byGR))
 		slices.SortFunc(ordered, func(a, b resourceInfo) int { return strings.Compare(a.GVR.String(), b.GVR.String()) })
 		c.byGR, c.ordered, c.failed, c.allFailed = byGR, ordered, failed, false
@@ -112,7 +117,33 @@ func (c *catalog) resources(force bool) []resourceInfo {
 	c.at = time.Now()
 	c.refreshing = nil
 	close(ch)
-	return c.ordered
+	ordered, notify := c.ordered, c.onRecovered
+	c.mu.Unlock()
+	if notify != nil {
+		for _, g := range back {
+			notify(g)
+		}
+	}
+	return ordered
+}
+
+// recoveredGroups lists, sorted, the groups that failed before and do not now.
+func recoveredGroups(before, now map[string]bool) []string {
+	var out []string
+	for g := range before {
+		if !now[g] {
+			out = append(out, g)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// degraded reports whether discovery failed, for some groups or as a whole, at the last refresh.
+func (c *catalog) degraded() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.allFailed || len(c.failed) > 0
 }
 
 // discover reads discovery. The resources of groups whose discovery fails are taken from prev
@@ -217,4 +248,31 @@ func hasVerbs(r metav1.APIResource, verbs ...string) bool {
 		}
 	}
 	return true
+}
+
+// refreshWhileDegraded re-reads discovery every CatalogRefresh while the discovery of some group
+// fails, so that the group's return is seen even when no evaluation reads the catalog.
+func (a *Aggregator) refreshWhileDegraded(ctx context.Context) {
+	t := time.NewTicker(a.opts.CatalogRefresh)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if a.catalog.degraded() {
+				a.catalog.resources(false)
+			}
+		}
+	}
+}
+
+// groupRecovered re-evaluates, at once, the bound objects of a group whose discovery works
+// again, and re-resolves the policies: their work failed while the group was down and waits in
+// exponential backoff, which by then can be longer than the outage was.
+func (a *Aggregator) groupRecovered(group string) {
+	a.log.Info("API group discovery works again; re-evaluating its objects", "group", group)
+	ctx := context.Background()
+	a.enqueueBoundOf(ctx, group, false)
+	a.enqueueAllPolicies(ctx)
 }

@@ -168,3 +168,38 @@ func TestCatalogRefreshOutsideLock(t *testing.T) {
 		t.Fatal("the refresh did not finish")
 	}
 }
+
+// TestCatalogReportsRecoveredGroups: a group whose discovery failed is reported once, at the
+// first refresh that reads it again (its objects' retries may by then wait in a long backoff),
+// and degraded says whether a refresh is worth driving meanwhile.
+func TestCatalogReportsRecoveredGroups(t *testing.T) {
+	s := newDiscoveryServer(t)
+	c := newTestCatalog(t, s)
+	var got []string
+	c.onRecovered = func(g string) { got = append(got, g) }
+	refresh := func() {
+		c.mu.Lock()
+		c.at = time.Time{}
+		c.mu.Unlock()
+		c.resources(true)
+	}
+	refresh()
+	if len(got) != 0 || c.degraded() {
+		t.Fatalf("healthy discovery: recovered %v, degraded %v; want none, false", got, c.degraded())
+	}
+	s.set(true, nil)
+	refresh()
+	refresh()
+	if len(got) != 0 || !c.degraded() {
+		t.Fatalf("group failing: recovered %v, degraded %v; want none, true", got, c.degraded())
+	}
+	s.set(false, nil)
+	refresh()
+	if len(got) != 1 || got[0] != "slow.example.com" || c.degraded() {
+		t.Fatalf("group back: recovered %v, degraded %v; want [slow.example.com], false", got, c.degraded())
+	}
+	refresh()
+	if len(got) != 1 {
+		t.Errorf("recovered %v after a second healthy refresh; want it reported once", got)
+	}
+}

@@ -124,7 +124,10 @@ func atStart[K comparable](f func(context.Context)) source.TypedSource[K] {
 // controllers queue every policy and every object of our own kinds at start.
 func (a *Aggregator) addControllers(mgr manager.Manager) error {
 	objects, err := newController(controllerObjects, a.log, a.objects, a.objects.limiter, a.opts.Workers, a.objectR.reconcile, reportError[ObjectKey](a),
-		&eventSource{a: a}, atStart[ObjectKey](func(ctx context.Context) { go a.enqueueLabelled(ctx) }))
+		&eventSource{a: a}, atStart[ObjectKey](func(ctx context.Context) {
+			go a.enqueueLabelled(ctx)
+			go a.refreshWhileDegraded(ctx)
+		}))
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,9 @@ const (
 	ReturnCopy
 	// ReturnAggregate: the qualified WECs' reported states are aggregated.
 	ReturnAggregate
+	// ReturnLeave: nothing is written for this resource: the same object (same UID) is bound
+	// under another resource that asks for a return, and that resource's evaluation owns it.
+	ReturnLeave
 )
 
 func (m ReturnMode) String() string {
@@ -19,6 +22,8 @@ func (m ReturnMode) String() string {
 		return "Copy"
 	case ReturnAggregate:
 		return "Aggregate"
+	case ReturnLeave:
+		return "Leave"
 	default:
 		return "Nothing"
 	}
@@ -45,6 +50,11 @@ type ReturnInput struct {
 	// Qualified is |Q|: the number of WECs associated with the object by a clause that asks for
 	// either kind of return, across all policies.
 	Qualified int
+	// ReturnedElsewhere: the same object (same UID) is bound, under another resource that
+	// serves it (an aggregated API over a CRD, a resource served by two groups), by a clause
+	// that asks for a return. statusfold's return fields on the object are then that
+	// resource's to write or remove (docs/controller.md "Failures").
+	ReturnedElsewhere bool
 }
 
 // ReturnDecision is the outcome: what goes into `.status`, and whether the object carries the
@@ -62,6 +72,10 @@ type returnCheck func(in ReturnInput) (ReturnDecision, bool)
 
 // returnChecks is the docs/rules.md "Status return" truth table as an ordered chain; the first check that decides wins.
 var returnChecks = []returnCheck{
+	// Nothing requested here, but the object is returned under another resource: leave it.
+	func(in ReturnInput) (ReturnDecision, bool) {
+		return ReturnDecision{Mode: ReturnLeave, Reason: "ReturnedUnderOtherResource"}, !in.Singleton && !in.Multi && in.ReturnedElsewhere
+	},
 	// Neither kind of return requested: nothing of ours, and no label.
 	func(in ReturnInput) (ReturnDecision, bool) {
 		return ReturnDecision{Mode: ReturnNothing, Reason: "NotRequested"}, !in.Singleton && !in.Multi

@@ -22,6 +22,10 @@ func TestDecideReturn(t *testing.T) {
 		{"neither, 0 WECs: nothing, no label", ReturnInput{Qualified: 0}, nothing(false)},
 		{"neither, 1 WEC: nothing, no label", ReturnInput{Qualified: 1}, nothing(false)},
 		{"neither, 5 WECs: nothing, no label", ReturnInput{Qualified: 5}, nothing(false)},
+		// The TestAggregatedAPIDown flake: the object read under a resource that no Binding lists
+		// while its Binding lists it, with a return, under another resource that serves it.
+		{"neither, returned under another resource: leave", ReturnInput{ReturnedElsewhere: true}, ReturnDecision{Mode: ReturnLeave}},
+		{"singleton here, returned elsewhere too: copy", ReturnInput{Singleton: true, Qualified: 1, ReturnedElsewhere: true}, copyWEC},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -40,6 +44,7 @@ func TestReturnModeLabel(t *testing.T) {
 		ReturnCopy:      "managed-by.kubestellar.io/singletonstatus",
 		ReturnAggregate: "managed-by.kubestellar.io/multiwecstatus",
 		ReturnNothing:   "",
+		ReturnLeave:     "",
 	} {
 		if got := mode.Label(); got != want {
 			t.Errorf("%s.Label() = %q, want %q", mode, got, want)

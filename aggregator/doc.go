@@ -41,11 +41,13 @@
 //	objects.go       objectReconciler: gatherer → combinedStatusWriter → statusReturner, one
 //	                 objectInputs per evaluation.
 //	inputs.go        gatherer: WDS cache and live reader, catalog, workloadWatches, wecIndex,
-//	                 reportCache, prunerCache, inventory labels.
+//	                 reportCache, prunerCache, inventory labels; alias.go: whether the same
+//	                 object is returned under another resource (asked before removing a return).
 //	combinedstatus.go  combinedStatusWriter: WDS cache and writer client, collectorCompiler,
 //	                 tableStore (tables.go), destsCache, writer.
 //	statusreturn.go  statusReturner: aggregationStates, returnStates, returnMemo, destsCache,
-//	                 writer, reporter; the decision is DecideReturn (decisions.go, pure).
+//	                 writer, reporter, the gatherer's returnedElsewhere; the decision is
+//	                 DecideReturn (decisions.go, pure).
 //	policy.go        policyReconciler: binding resolution (ResolveBinding, resolve.go, pure),
 //	                 WDS and ITS caches, catalog, watcher, collectorCompiler, writer, reporter.
 //	kinds.go         kindsReconciler: WDS cache, collectorCompiler, aggregationPolicies, writer.

@@ -81,6 +81,9 @@ type objectInputs struct {
 	workStatuses map[string]*controlv1alpha1.WorkStatus // WEC → WorkStatus (nil: none), looked up once
 	clusters     map[string]clusterLabels               // WEC → inventory labels, looked up once
 	decoded      map[string]report                      // WEC → reported state, decoded on first use
+
+	// orphan: the object was read because it carries the executing-count label (enqueueLabelled).
+	orphan bool
 }
 
 // clusterLabels is a WEC's inventory labels and their signature.
@@ -126,6 +129,7 @@ func (g *gatherer) gather(ctx context.Context, key ObjectKey) (*objectInputs, er
 		watched = true
 	}
 	_, orphan := g.orphans.LoadAndDelete(key)
+	in.orphan = orphan
 	if watched || orphan {
 		reader := g.cache
 		if !watched {

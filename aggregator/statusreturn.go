@@ -36,6 +36,9 @@ var _ aggregationStates = (*aggregation.Engine)(nil)
 // workload object's own status (docs/rules.md "Status return": a copy, an aggregate or nothing)
 // and writes it, with the return labels, pruned to the WDS's schema of the kind.
 type statusReturner struct {
+	// elsewhere reports whether the object is returned under another resource
+	// (gatherer.returnedElsewhere): asked only before a return is removed.
+	elsewhere func(context.Context, *objectInputs) (bool, error)
 	engine    aggregationStates
 	states    *returnStates
 	memo      *returnMemo
@@ -77,7 +80,18 @@ func (r *statusReturner) write(ctx context.Context, in *objectInputs) (bool, err
 		qs = unionSorted(qs, r.dests.of(b.b))
 	}
 	input.Qualified = len(qs)
+	if !input.Singleton && !input.Multi && appliedBy(in.obj, FieldManager) {
+		// Removing statusfold's return: unless the object is returned under another resource.
+		elsewhere, err := r.elsewhere(ctx, in)
+		if err != nil {
+			return false, err
+		}
+		input.ReturnedElsewhere = elsewhere
+	}
 	d := DecideReturn(input)
+	if d.Mode == ReturnLeave {
+		return false, nil
+	}
 	var status map[string]any
 	if d.Mode == ReturnNothing {
 		r.states.forget(in.key)
