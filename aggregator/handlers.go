@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -50,8 +51,10 @@ func asObject(o any) client.Object {
 	return obj
 }
 
+// addHandler connects f to the informer of obj's kind, starting it if needed; it does not wait for
+// the informer's initial list (see waitSynced).
 func addHandler(ctx context.Context, c cache.Cache, obj client.Object, f func(oldObj, newObj client.Object)) (toolscache.ResourceEventHandlerRegistration, error) {
-	inf, err := c.GetInformer(ctx, obj)
+	inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
 	if err != nil {
 		return nil, fmt.Errorf("informer for %T: %w", obj, err)
 	}
@@ -87,18 +90,35 @@ func (a *Aggregator) registerHandlers(ctx context.Context) error {
 	} else {
 		a.log.Info("AggregationPolicy kind not served: built-in aggregation modules only", "reason", err.Error())
 	}
-	var synced []toolscache.InformerSynced
+	// Every informer starts before any is waited for, so the initial lists run together.
+	var synced []toolscache.ResourceEventHandlerRegistration
 	for _, r := range regs {
 		reg, err := addHandler(ctx, r.c, r.obj, r.f)
 		if err != nil {
 			return err
 		}
-		synced = append(synced, reg.HasSynced)
+		synced = append(synced, reg)
 	}
-	if !toolscache.WaitForCacheSync(ctx.Done(), synced...) {
+	if !waitSynced(ctx, synced...) {
 		return errors.New("aggregator: event handlers did not sync")
 	}
 	return nil
+}
+
+// waitSynced waits until every registration has been given its informer's initial list, or ctx
+// ends; it reports whether all were. Unlike toolscache.WaitForCacheSync it does not poll (that
+// adds up to 100 ms per wait).
+func waitSynced(ctx context.Context, regs ...toolscache.ResourceEventHandlerRegistration) bool {
+	for _, r := range regs {
+		select {
+		case <-r.HasSyncedChecker().Done():
+		case <-ctx.Done():
+			if !toolscache.IsDone(r.HasSyncedChecker()) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // onAggregationPolicy: the policy's status, the engine's modules, and every bound object of the
@@ -405,34 +425,59 @@ func (a *Aggregator) enqueueAllKinds(ctx context.Context) {
 // list never succeeds (a conversion webhook down, an aggregated API failing) makes only the work
 // that needs it fail — with an error naming it, retried with backoff — and stalls no other.
 func (a *Aggregator) ensureWatch(ctx context.Context, info resourceInfo) error {
-	key := info.GVR.String()
-	a.watchesMu.Lock()
-	reg, ok := a.watches[key]
-	if !ok {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(info.GVK())
-		inf, err := a.wdsCache.GetInformer(ctx, u, cache.BlockUntilSynced(false))
+	return a.ensureWatches(ctx, []resourceInfo{info})[info.GVR.GroupResource()]
+}
+
+// ensureWatches is ensureWatch for several resources at once: every informer is started first and
+// then all are waited for together, under one WatchSyncTimeout, so n resources cost the slowest
+// initial list, not the sum of n waits. The result holds an error for each resource that is not
+// watched and synced.
+func (a *Aggregator) ensureWatches(ctx context.Context, infos []resourceInfo) map[schema.GroupResource]error {
+	errs := map[schema.GroupResource]error{}
+	regs := map[schema.GroupResource]toolscache.ResourceEventHandlerRegistration{}
+	for _, info := range infos {
+		reg, err := a.startWatch(ctx, info)
 		if err != nil {
-			a.watchesMu.Unlock()
-			return fmt.Errorf("informer for %s: %w", key, err)
+			errs[info.GVR.GroupResource()] = err
+			continue
 		}
-		if reg, err = inf.AddEventHandler(handlerFuncs(a.onWorkload(info))); err != nil {
-			a.watchesMu.Unlock()
-			return fmt.Errorf("informer for %s: %w", key, err)
-		}
-		a.watches[key] = reg
-		a.log.V(1).Info("watching workload resource", "resource", key)
-	}
-	a.watchesMu.Unlock()
-	if reg.HasSynced() {
-		return nil
+		regs[info.GVR.GroupResource()] = reg
 	}
 	wctx, cancel := context.WithTimeout(ctx, a.opts.WatchSyncTimeout)
 	defer cancel()
-	if !toolscache.WaitForCacheSync(wctx.Done(), reg.HasSynced) {
-		return fmt.Errorf("watch of %s: initial list not done after %s (does listing it fail?)", key, a.opts.WatchSyncTimeout)
+	for _, info := range infos {
+		reg, ok := regs[info.GVR.GroupResource()]
+		if !ok {
+			continue
+		}
+		if !waitSynced(wctx, reg) {
+			errs[info.GVR.GroupResource()] = fmt.Errorf("watch of %s: initial list not done after %s (does listing it fail?)", info.GVR, a.opts.WatchSyncTimeout)
+		}
 	}
-	return nil
+	return errs
+}
+
+// startWatch starts (once) the informer of a workload resource and connects it; it does not wait.
+func (a *Aggregator) startWatch(ctx context.Context, info resourceInfo) (toolscache.ResourceEventHandlerRegistration, error) {
+	key := info.GVR.String()
+	a.watchesMu.Lock()
+	defer a.watchesMu.Unlock()
+	if reg, ok := a.watches[key]; ok {
+		return reg, nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(info.GVK())
+	inf, err := a.wdsCache.GetInformer(ctx, u, cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil, fmt.Errorf("informer for %s: %w", key, err)
+	}
+	reg, err := inf.AddEventHandler(handlerFuncs(a.onWorkload(info)))
+	if err != nil {
+		return nil, fmt.Errorf("informer for %s: %w", key, err)
+	}
+	a.watches[key] = reg
+	a.log.V(1).Info("watching workload resource", "resource", key)
+	return reg, nil
 }
 
 // watching reports whether the resource's informer runs and has listed its objects.

@@ -85,15 +85,20 @@ func (a *Aggregator) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 	for _, mc := range mcs.Items {
 		clusters = append(clusters, InventoryCluster{Name: mc.Name, Labels: mc.Labels})
 	}
-	var objects []WorkloadObject
-	unlisted := map[schema.GroupResource]bool{}
+	var wanted []resourceInfo
 	for _, info := range a.catalog.resources(false) {
-		if !slices.ContainsFunc(bp.Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
+		if slices.ContainsFunc(bp.Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
 			return clauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
 		}) {
-			continue
+			wanted = append(wanted, info)
 		}
-		if err := a.ensureWatch(ctx, info); err != nil {
+	}
+	// All watches start at once: a clause without resources selects every resource.
+	watchErrs := a.ensureWatches(ctx, wanted)
+	var objects []WorkloadObject
+	unlisted := map[schema.GroupResource]bool{}
+	for _, info := range wanted {
+		if err := watchErrs[info.GVR.GroupResource()]; err != nil {
 			a.metrics.errors.WithLabelValues("watch").Inc()
 			a.failure(bp.Name, "ResourceNotListed", "%v; the Binding keeps its entries for %s", err, info.GVR.GroupResource())
 			unlisted[info.GVR.GroupResource()] = true
