@@ -157,7 +157,7 @@ func (a *Aggregator) addControllers(mgr manager.Manager) error {
 // when every handler has been given its informer's initial list.
 type eventSource struct {
 	a      *Aggregator
-	synced []toolscache.InformerSynced
+	synced []toolscache.ResourceEventHandlerRegistration
 }
 
 var _ source.TypedSyncingSource[ObjectKey] = &eventSource{}
@@ -172,7 +172,7 @@ func (s *eventSource) Start(ctx context.Context, _ workqueue.TypedRateLimitingIn
 // WaitForSync waits until every handler has had its informer's initial list (bounded by the
 // controller's CacheSyncTimeout).
 func (s *eventSource) WaitForSync(ctx context.Context) error {
-	if !toolscache.WaitForCacheSync(ctx.Done(), s.synced...) {
+	if !waitSynced(ctx, s.synced...) {
 		return errors.New("aggregator: event handlers did not sync")
 	}
 	return nil

@@ -44,10 +44,11 @@ func addHandler(ctx context.Context, c cache.Cache, obj client.Object, f func(ol
 	return inf.AddEventHandler(handlerFuncs(f))
 }
 
-// registerHandlers connects every watched kind to the work queues. It returns the handlers'
-// HasSynced functions: when all are true, every handler has been given its informer's initial
-// list, and the WEC index is complete.
-func (a *Aggregator) registerHandlers(ctx context.Context) ([]toolscache.InformerSynced, error) {
+// registerHandlers connects every watched kind to the work queues. Every informer starts before
+// any is waited for, so the initial lists run together. It returns the handlers' registrations:
+// when all have synced, every handler has been given its informer's initial list, and the WEC
+// index is complete.
+func (a *Aggregator) registerHandlers(ctx context.Context) ([]toolscache.ResourceEventHandlerRegistration, error) {
 	wds, its := a.wdsCache, a.its.GetCache()
 	type registration struct {
 		c   cache.Cache
@@ -67,13 +68,13 @@ func (a *Aggregator) registerHandlers(ctx context.Context) ([]toolscache.Informe
 	if a.servesAggregationPolicies() {
 		regs = append(regs, registration{wds, &policyv1alpha1.AggregationPolicy{}, a.onAggregationPolicy})
 	}
-	var synced []toolscache.InformerSynced
+	var synced []toolscache.ResourceEventHandlerRegistration
 	for _, r := range regs {
 		reg, err := addHandler(ctx, r.c, r.obj, r.f)
 		if err != nil {
 			return nil, err
 		}
-		synced = append(synced, reg.HasSynced)
+		synced = append(synced, reg)
 	}
 	return synced, nil
 }

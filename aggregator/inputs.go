@@ -50,6 +50,8 @@ type gatherer struct {
 type workloadWatches interface {
 	// ensure starts the resource's informer, if needed, and waits (bounded) for its first list.
 	ensure(ctx context.Context, info resourceInfo) error
+	// ensureAll is ensure for several resources, waited for together; an error per resource.
+	ensureAll(ctx context.Context, infos []resourceInfo) map[schema.GroupResource]error
 	// watching reports whether the resource's informer runs and has listed its objects.
 	watching(info resourceInfo) bool
 }

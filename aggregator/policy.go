@@ -105,15 +105,20 @@ func (r *policyReconciler) resolve(ctx context.Context, bp *controlv1alpha1.Bind
 	for _, mc := range mcs.Items {
 		clusters = append(clusters, InventoryCluster{Name: mc.Name, Labels: mc.Labels})
 	}
-	var objects []WorkloadObject
-	unlisted := map[schema.GroupResource]bool{}
+	var wanted []resourceInfo
 	for _, info := range r.catalog.resources(false) {
-		if !slices.ContainsFunc(bp.Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
+		if slices.ContainsFunc(bp.Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
 			return clauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
 		}) {
-			continue
+			wanted = append(wanted, info)
 		}
-		if err := r.watches.ensure(ctx, info); err != nil {
+	}
+	// All watches start at once and are waited for together.
+	watchErrs := r.watches.ensureAll(ctx, wanted)
+	var objects []WorkloadObject
+	unlisted := map[schema.GroupResource]bool{}
+	for _, info := range wanted {
+		if err := watchErrs[info.GVR.GroupResource()]; err != nil {
 			r.metrics.errors.WithLabelValues("watch").Inc()
 			r.report.failure(bp.Name, "ResourceNotListed", "%v; the Binding keeps its entries for %s", err, info.GVR.GroupResource())
 			unlisted[info.GVR.GroupResource()] = true

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
@@ -35,39 +36,76 @@ func newWatcher(c cache.Cache, syncTimeout time.Duration, handler func(resourceI
 }
 
 // ensure starts (once) the informer of a workload resource, connects it, and waits at most
-// syncTimeout (Options.WatchSyncTimeout) for its initial list. The wait is outside any lock: a
-// resource whose list never succeeds (a conversion webhook down, an aggregated API failing)
-// makes only the work that needs it fail — with an error naming it, retried with backoff — and
-// stalls no other.
+// syncTimeout (Options.WatchSyncTimeout) for its initial list: ensureAll of one resource.
 func (w *watcher) ensure(ctx context.Context, info resourceInfo) error {
-	key := info.GVR.String()
-	w.mu.Lock()
-	reg, ok := w.regs[key]
-	if !ok {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(info.GVK())
-		inf, err := w.cache.GetInformer(ctx, u, cache.BlockUntilSynced(false))
+	return w.ensureAll(ctx, []resourceInfo{info})[info.GVR.GroupResource()]
+}
+
+// ensureAll starts (once) the informers of workload resources and connects them, then waits for
+// all their initial lists together, under one syncTimeout: n resources cost the slowest initial
+// list, not the sum of n waits (a clause without resources selects every resource of the WDS).
+// The wait is outside any lock: a resource whose list never succeeds (a conversion webhook down,
+// an aggregated API failing) makes only the work that needs it fail — with an error naming it,
+// retried with backoff — and stalls no other. The result holds an error for each resource that
+// is not watched and synced.
+func (w *watcher) ensureAll(ctx context.Context, infos []resourceInfo) map[schema.GroupResource]error {
+	errs := map[schema.GroupResource]error{}
+	regs := make([]toolscache.ResourceEventHandlerRegistration, len(infos))
+	for i, info := range infos {
+		reg, err := w.start(ctx, info)
 		if err != nil {
-			w.mu.Unlock()
-			return fmt.Errorf("informer for %s: %w", key, err)
+			errs[info.GVR.GroupResource()] = err
+			continue
 		}
-		if reg, err = inf.AddEventHandler(w.handler(info)); err != nil {
-			w.mu.Unlock()
-			return fmt.Errorf("informer for %s: %w", key, err)
-		}
-		w.regs[key] = reg
-		w.log.V(1).Info("watching workload resource", "resource", key)
-	}
-	w.mu.Unlock()
-	if reg.HasSynced() {
-		return nil
+		regs[i] = reg
 	}
 	wctx, cancel := context.WithTimeout(ctx, w.syncTimeout)
 	defer cancel()
-	if !toolscache.WaitForCacheSync(wctx.Done(), reg.HasSynced) {
-		return fmt.Errorf("watch of %s: initial list not done after %s (does listing it fail?)", key, w.syncTimeout)
+	for i, info := range infos {
+		if regs[i] != nil && !waitSynced(wctx, regs[i]) {
+			errs[info.GVR.GroupResource()] = fmt.Errorf("watch of %s: initial list not done after %s (does listing it fail?)", info.GVR, w.syncTimeout)
+		}
 	}
-	return nil
+	return errs
+}
+
+// start starts (once) the informer of a workload resource and connects it; it does not wait.
+func (w *watcher) start(ctx context.Context, info resourceInfo) (toolscache.ResourceEventHandlerRegistration, error) {
+	key := info.GVR.String()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if reg, ok := w.regs[key]; ok {
+		return reg, nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(info.GVK())
+	inf, err := w.cache.GetInformer(ctx, u, cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil, fmt.Errorf("informer for %s: %w", key, err)
+	}
+	reg, err := inf.AddEventHandler(w.handler(info))
+	if err != nil {
+		return nil, fmt.Errorf("informer for %s: %w", key, err)
+	}
+	w.regs[key] = reg
+	w.log.V(1).Info("watching workload resource", "resource", key)
+	return reg, nil
+}
+
+// waitSynced waits until every registration has been given its informer's initial list, or ctx
+// ends; it reports whether all were. Unlike toolscache.WaitForCacheSync it does not poll (that
+// adds up to 100 ms per wait).
+func waitSynced(ctx context.Context, regs ...toolscache.ResourceEventHandlerRegistration) bool {
+	for _, r := range regs {
+		select {
+		case <-r.HasSyncedChecker().Done():
+		case <-ctx.Done():
+			if !toolscache.IsDone(r.HasSyncedChecker()) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // watching reports whether the resource's informer runs and has listed its objects.

@@ -6,9 +6,13 @@ package main
 import (
 	"fmt"
 	"os"
+
+	"github.com/statusfold/statusfold/aggregator"
 )
 
 func main() {
+	// Before any client reads client-go's feature gates: informers list, then watch.
+	aggregator.PreferListToWatchList()
 	if err := newRootCommand().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(exitCode(err))

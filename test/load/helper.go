@@ -26,6 +26,7 @@ func RunManagerHelper() bool {
 	if os.Getenv(EnvManagerHelper) == "" {
 		return false
 	}
+	aggregator.PreferListToWatchList() // as statusfold's main does
 	if err := runManager(); err != nil {
 		fmt.Fprintln(os.Stderr, "manager:", err)
 		os.Exit(1)
