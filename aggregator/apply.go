@@ -52,8 +52,11 @@ type writer struct {
 	servedDrops *lru.Cache
 	failures    *throttle
 	metrics     *metrics
-	log         logr.Logger
-	recorder    events.EventRecorder
+	// pacer receives the writes of workload objects' CombinedStatuses and returned status
+	// (applyFor, observe); nil: not paced. Binding and our kinds' writes are not paced.
+	pacer    *Pacer[ObjectKey]
+	log      logr.Logger
+	recorder events.EventRecorder
 }
 
 // apply server-side applies u under FieldManager, on the main resource, or on the subresource
@@ -99,6 +102,23 @@ func (w *writer) apply(ctx context.Context, u *unstructured.Unstructured, subres
 		w.reportServedDrops(u, served, dropped)
 	}
 	return nil
+}
+
+// applyFor is apply for a write made for workload object key (its CombinedStatus or its
+// returned status and labels): the write is reported to the Pacer, whatever its outcome.
+func (w *writer) applyFor(ctx context.Context, key ObjectKey, u *unstructured.Unstructured, subresource string, force bool, what string) error {
+	start := time.Now()
+	err := w.apply(ctx, u, subresource, force, what)
+	w.observe(key, start, err)
+	return err
+}
+
+// observe reports a write made for workload object key, started at start and ended now with
+// err, to the Pacer (docs/controller.md, "Pacing writes").
+func (w *writer) observe(key ObjectKey, start time.Time, err error) {
+	if w.pacer != nil {
+		w.pacer.ObserveWrite(key, start, time.Now(), OutcomeOf(err))
+	}
 }
 
 // Served schemas (docs/kubestellar.md, "KubeStellar's CRDs"): KubeStellar's controller-manager
