@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/discovery"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -60,6 +61,8 @@ type Aggregator struct {
 	objects  *coalescingQueue[ObjectKey]
 	policies *coalescingQueue[string]
 	kinds    *coalescingQueue[kindKey]
+	// pacer paces the objects controller's writes (nil: Options.MaxWriteDelay turns it off).
+	pacer *Pacer[ObjectKey]
 
 	objectR *objectReconciler
 	policyR *policyReconciler
@@ -123,6 +126,10 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		return nil, fmt.Errorf("aggregator: aggregation engine: %w", err)
 	}
 	log := mgr.GetLogger().WithName("aggregator")
+	var pacer *Pacer[ObjectKey] // paces the objects controller's writes (docs/controller.md, "Pacing writes")
+	if opts.MaxWriteDelay > 0 {
+		pacer = NewPacer[ObjectKey](PacerOptions{MaxDelay: opts.MaxWriteDelay, DepthHigh: 4 * opts.Workers, DepthLow: opts.Workers})
+	}
 	recorder := mgr.GetEventRecorder(FieldManager)
 	a := &Aggregator{
 		opts:     opts,
@@ -132,7 +139,8 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		its:      its,
 		catalog:  newCatalog(disc, opts.CatalogRefresh),
 		metrics:  newMetrics(),
-		objects:  newCoalescingQueue[ObjectKey](controllerObjects, opts.CoalesceDelay),
+		objects:  newPacedCoalescingQueue(controllerObjects, opts.CoalesceDelay, pacer, clock.RealClock{}),
+		pacer:    pacer,
 		policies: newCoalescingQueue[string](controllerPolicies, opts.CoalesceDelay),
 		kinds:    newCoalescingQueue[kindKey](controllerKinds, opts.CoalesceDelay),
 
@@ -152,7 +160,7 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 	}, log)
 	failures := newThrottle(failureWindow)
 	w := &writer{wds: mgr.GetClient(), schemas: opts.Schemas, trees: newFieldTrees(), servedDrops: lru.New(256),
-		failures: failures, metrics: a.metrics, log: log, recorder: recorder}
+		failures: failures, metrics: a.metrics, log: log, recorder: recorder, pacer: pacer}
 	report := &reporter{log: log, recorder: recorder, failures: failures, kinds: a.catalog}
 	a.report = report
 	inputs := &gatherer{cache: a.wdsCache, live: a.live, catalog: a.catalog, watches: a.watches, orphans: a.orphans,
@@ -166,6 +174,7 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 			report: report, ownWrites: a.ownWrites, metrics: a.metrics, log: log, recorder: recorder},
 		pending: a.pending,
 		metrics: a.metrics,
+		pacer:   pacer,
 	}
 	a.policyR = &policyReconciler{cache: a.wdsCache, inventory: its.GetCache(), wds: mgr.GetClient(), catalog: a.catalog,
 		watches: a.watches, ownWrites: a.ownWrites, compiler: compiler, writer: w, report: report, metrics: a.metrics,

@@ -2,6 +2,7 @@ package aggregator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,9 +10,11 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -52,8 +55,11 @@ type writer struct {
 	servedDrops *lru.Cache
 	failures    *throttle
 	metrics     *metrics
-	log         logr.Logger
-	recorder    events.EventRecorder
+	// pacer receives the writes of workload objects' CombinedStatuses and returned status
+	// (applyFor, observe); nil: not paced. Binding and our kinds' writes are not paced.
+	pacer    *Pacer[ObjectKey]
+	log      logr.Logger
+	recorder events.EventRecorder
 }
 
 // apply server-side applies u under FieldManager, on the main resource, or on the subresource
@@ -61,28 +67,36 @@ type writer struct {
 // writes (Bindings, CombinedStatuses, our kinds' status), never for workload objects.
 //
 // An object of KubeStellar's group (control.kubestellar.io) is first pruned to the schema the
-// apiserver serves for its kind (pruneToServed).
+// apiserver serves for its kind (pruneToServed), and applied with fieldValidation=Ignore
+// (applyPruned): what the served schema lacks is already dropped and reported, so the
+// apiserver's own pass for unknown and duplicate fields would find nothing and only costs CPU
+// (docs/performance.md, "Writing cheaper"). A field the apiserver still refuses fails the apply
+// as before (server-side apply rejects a field its schema does not declare whatever the
+// validation level).
 func (w *writer) apply(ctx context.Context, u *unstructured.Unstructured, subresource string, force bool, what string) error {
 	var dropped []string
 	var served *spec.Schema
 	sent := u
-	if u.GroupVersionKind().Group == controlv1alpha1.GroupVersion.Group {
+	pruned := u.GroupVersionKind().Group == controlv1alpha1.GroupVersion.Group
+	if pruned {
 		sent, served, dropped = w.pruneToServed(u)
 	}
-	ac := client.ApplyConfigurationFromUnstructured(sent)
 	var err error
-	if subresource == "" {
+	switch {
+	case pruned:
+		err = w.applyPruned(ctx, sent, subresource, force)
+	case subresource == "":
 		opts := []client.ApplyOption{client.FieldOwner(FieldManager)}
 		if force {
 			opts = append(opts, client.ForceOwnership)
 		}
-		err = w.wds.Apply(ctx, ac, opts...)
-	} else {
+		err = w.wds.Apply(ctx, client.ApplyConfigurationFromUnstructured(sent), opts...)
+	default:
 		opts := []client.SubResourceApplyOption{client.FieldOwner(FieldManager)}
 		if force {
 			opts = append(opts, client.ForceOwnership)
 		}
-		err = w.wds.SubResource(subresource).Apply(ctx, ac, opts...)
+		err = w.wds.SubResource(subresource).Apply(ctx, client.ApplyConfigurationFromUnstructured(sent), opts...)
 	}
 	if err != nil {
 		w.metrics.errors.WithLabelValues("write").Inc()
@@ -100,6 +114,51 @@ func (w *writer) apply(ctx context.Context, u *unstructured.Unstructured, subres
 	}
 	return nil
 }
+
+// applyFor is apply for a write made for workload object key (its CombinedStatus or its
+// returned status and labels): the write is reported to the Pacer, whatever its outcome.
+func (w *writer) applyFor(ctx context.Context, key ObjectKey, u *unstructured.Unstructured, subresource string, force bool, what string) error {
+	start := time.Now()
+	err := w.apply(ctx, u, subresource, force, what)
+	w.observe(key, start, err)
+	return err
+}
+
+// observe reports a write made for workload object key, started at start and ended now with
+// err, to the Pacer (docs/controller.md, "Pacing writes").
+func (w *writer) observe(key ObjectKey, start time.Time, err error) {
+	if w.pacer != nil {
+		w.pacer.ObserveWrite(key, start, time.Now(), OutcomeOf(err))
+	}
+}
+
+// applyPruned server-side applies u, pruned to its served schema, with fieldValidation=Ignore.
+// controller-runtime's typed Apply takes no field validation option, so this is a patch of
+// type apply (serverSideApply) with the same field owner and force.
+func (w *writer) applyPruned(ctx context.Context, u *unstructured.Unstructured, subresource string, force bool) error {
+	if subresource == "" {
+		opts := []client.PatchOption{client.FieldOwner(FieldManager), client.FieldValidation(metav1.FieldValidationIgnore)}
+		if force {
+			opts = append(opts, client.ForceOwnership)
+		}
+		return w.wds.Patch(ctx, u, serverSideApply{}, opts...)
+	}
+	opts := []client.SubResourcePatchOption{client.FieldOwner(FieldManager), client.FieldValidation(metav1.FieldValidationIgnore)}
+	if force {
+		opts = append(opts, client.ForceOwnership)
+	}
+	return w.wds.SubResource(subresource).Patch(ctx, u, serverSideApply{}, opts...)
+}
+
+// serverSideApply is a server-side apply patch of the whole object: the object itself, as JSON
+// (YAML's subset), sent as application/apply-patch+yaml.
+type serverSideApply struct{}
+
+var _ client.Patch = serverSideApply{}
+
+func (serverSideApply) Type() types.PatchType { return types.ApplyPatchType }
+
+func (serverSideApply) Data(obj client.Object) ([]byte, error) { return json.Marshal(obj) }
 
 // Served schemas (docs/kubestellar.md, "KubeStellar's CRDs"): KubeStellar's controller-manager
 // replaces the CRDs of its kinds with its own at every start, and those lack fields that

@@ -3,6 +3,7 @@ package aggregator
 import (
 	"context"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -67,7 +68,7 @@ func (w *combinedStatusWriter) sync(ctx context.Context, in *objectInputs) (bool
 				return wrote, err
 			}
 			want[cs.Name] = true
-			written, err := w.write(ctx, cs)
+			written, err := w.write(ctx, in.key, cs)
 			if err != nil {
 				return wrote, err
 			}
@@ -85,7 +86,10 @@ func (w *combinedStatusWriter) sync(ctx context.Context, in *objectInputs) (bool
 			continue
 		}
 		cs = cs.DeepCopy() // shared with the cache
-		if err := w.wds.Delete(ctx, cs, client.Preconditions{UID: &cs.UID}); client.IgnoreNotFound(err) != nil {
+		start := time.Now()
+		err := w.wds.Delete(ctx, cs, client.Preconditions{UID: &cs.UID})
+		w.writer.observe(in.key, start, client.IgnoreNotFound(err))
+		if client.IgnoreNotFound(err) != nil {
 			return wrote, err
 		}
 		w.metrics.writes.WithLabelValues("combinedstatus", "delete").Inc()
@@ -141,8 +145,8 @@ func (w *combinedStatusWriter) evaluatePair(ctx context.Context, in *objectInput
 	}, nil
 }
 
-// write applies cs unless the cached copy already says the same.
-func (w *combinedStatusWriter) write(ctx context.Context, cs *controlv1alpha1.CombinedStatus) (bool, error) {
+// write applies cs, a CombinedStatus of object key, unless the cached copy already says the same.
+func (w *combinedStatusWriter) write(ctx context.Context, key ObjectKey, cs *controlv1alpha1.CombinedStatus) (bool, error) {
 	var cur controlv1alpha1.CombinedStatus // shared with the cache: only read
 	err := w.cache.Get(ctx, client.ObjectKey{Namespace: cs.Namespace, Name: cs.Name}, &cur, client.UnsafeDisableDeepCopy)
 	switch {
@@ -166,7 +170,7 @@ func (w *combinedStatusWriter) write(ctx context.Context, cs *controlv1alpha1.Co
 	if w.servedCurrent(u, &cur) {
 		return false, nil
 	}
-	if err := w.writer.apply(ctx, u, "", true, "combinedstatus"); err != nil {
+	if err := w.writer.applyFor(ctx, key, u, "", true, "combinedstatus"); err != nil {
 		return true, err
 	}
 	w.ownWrites.record(combinedStatusWriteKey(cs.Namespace, cs.Name), u.GetResourceVersion())

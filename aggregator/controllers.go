@@ -125,6 +125,10 @@ func atStart[K comparable](f func(context.Context)) source.TypedSource[K] {
 func (a *Aggregator) addControllers(mgr manager.Manager) error {
 	objects, err := newController(controllerObjects, a.log, a.objects, a.objects.limiter, a.opts.Workers, a.objectR.reconcile, reportError[ObjectKey](a),
 		&eventSource{a: a}, atStart[ObjectKey](func(ctx context.Context) {
+			if a.pacer != nil {
+				remove := a.metrics.addPacer(a.pacer)
+				context.AfterFunc(ctx, remove)
+			}
 			go a.enqueueLabelled(ctx)
 			go a.refreshWhileDegraded(ctx)
 		}))
@@ -147,7 +151,7 @@ func (a *Aggregator) addControllers(mgr manager.Manager) error {
 		}
 	}
 	a.log.Info("controllers added", "workers", a.opts.Workers, "bindingResolution", a.opts.BindingResolution,
-		"wdsName", a.opts.WDSName, "coalesceDelay", a.opts.CoalesceDelay)
+		"wdsName", a.opts.WDSName, "coalesceDelay", a.opts.CoalesceDelay, "maxWriteDelay", a.opts.MaxWriteDelay)
 	return nil
 }
 

@@ -26,6 +26,8 @@
 // Every write is a server-side apply under the field manager FieldManager, so clearing what
 // statusfold returned removes only statusfold's fields. Work is keyed by workload object and
 // coalesced: events arriving within Options.CoalesceDelay of each other cause one evaluation.
+// The objects' writes are paced (Options.MaxWriteDelay, pacer.go): an object written recently
+// waits an adaptive delay that is 0 while the apiserver has room.
 //
 // # Parts
 //
@@ -34,7 +36,8 @@
 //
 //	controllers.go   three controller-runtime typed controllers, statusfold_objects (ObjectKey),
 //	                 statusfold_policies (policy name), statusfold_kinds (kindKey), each on its
-//	                 coalescingQueue (queue.go); eventSource connects the informers' handlers.
+//	                 coalescingQueue (queue.go; the objects' one paced by a Pacer, pacer.go);
+//	                 eventSource connects the informers' handlers.
 //	handlers.go      Aggregator's event handlers: which keys an event queues; they keep the
 //	                 wecIndex, reportCache, destsCache and echo memory (ownWrites) up to date.
 //	enqueue.go       queueing in bulk: at start, and for changes that affect many keys.
@@ -52,7 +55,8 @@
 //	                 WDS and ITS caches, catalog, watcher, collectorCompiler, writer, reporter.
 //	kinds.go         kindsReconciler: WDS cache, collectorCompiler, aggregationPolicies, writer.
 //	watches.go       watcher: the informers of workload resources (WDS cache).
-//	apply.go         writer: every server-side apply, pruned to served schemas (schemaprune.go).
+//	apply.go         writer: every server-side apply, pruned to served schemas (schemaprune.go);
+//	                 the objects' writes reported to the Pacer (applyFor, observe).
 //	failures.go      reporter: rate-limited failure logs and Events.
 //	match.go         matching shared with `statusfold status`: BoundObjects, BoundIn,
 //	                 Destinations, WorkStatusObject, NewestWorkStatus (pure).

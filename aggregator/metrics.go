@@ -2,6 +2,7 @@ package aggregator
 
 import (
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -17,6 +18,11 @@ type metrics struct {
 	latency     prometheus.Histogram   // WorkStatus event → write
 	conflicts   prometheus.Counter     // status applies refused because another manager owns a field
 	dropped     *prometheus.CounterVec // reason: schema (returned status), served-schema (our control.kubestellar.io writes)
+
+	// pacers are the running managers' Pacers (one per manager; several in tests), read by
+	// statusfold_write_delay_seconds.
+	pacersMu sync.Mutex
+	pacers   map[*Pacer[ObjectKey]]struct{}
 }
 
 // errorPlaces are the values of statusfold_errors_total's "where" label (docs/controller.md).
@@ -67,8 +73,37 @@ func newMetrics() *metrics {
 		}
 		m.dropped.WithLabelValues("schema")
 		m.dropped.WithLabelValues("served-schema")
-		ctrlmetrics.Registry.MustRegister(m.evaluations, m.rows, m.errors, m.writes, m.latency, m.conflicts, m.dropped)
+		m.pacers = map[*Pacer[ObjectKey]]struct{}{}
+		writeDelay := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "statusfold_write_delay_seconds",
+			Help: "The Pacer's current delay between two writes of one workload object (0: writes at once; at most --max-write-delay).",
+		}, m.writeDelay)
+		ctrlmetrics.Registry.MustRegister(m.evaluations, m.rows, m.errors, m.writes, m.latency, m.conflicts, m.dropped, writeDelay)
 		theMetrics = m
 	})
 	return theMetrics
+}
+
+// addPacer makes p's delay part of statusfold_write_delay_seconds until remove is called.
+func (m *metrics) addPacer(p *Pacer[ObjectKey]) (remove func()) {
+	m.pacersMu.Lock()
+	defer m.pacersMu.Unlock()
+	m.pacers[p] = struct{}{}
+	return func() {
+		m.pacersMu.Lock()
+		defer m.pacersMu.Unlock()
+		delete(m.pacers, p)
+	}
+}
+
+// writeDelay is the largest current delay of the running Pacers, in seconds (0: none).
+func (m *metrics) writeDelay() float64 {
+	m.pacersMu.Lock()
+	defer m.pacersMu.Unlock()
+	now := time.Now()
+	d := time.Duration(0)
+	for p := range m.pacers {
+		d = max(d, p.State(now).Delay)
+	}
+	return d.Seconds()
 }

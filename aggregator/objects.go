@@ -19,6 +19,8 @@ type objectReconciler struct {
 	// pending is when the oldest WorkStatus event not yet acted on arrived, per object.
 	pending *eventTimes
 	metrics *metrics
+	// pacer paces the object's writes (nil: not paced); it forgets an object that is gone.
+	pacer *Pacer[ObjectKey]
 }
 
 // reconcile evaluates one workload object: its CombinedStatus objects and its own status.
@@ -39,6 +41,9 @@ func (r *objectReconciler) reconcile(ctx context.Context, key ObjectKey) error {
 	wroteStatus, err := r.returns.write(ctx, in)
 	if err != nil {
 		return err
+	}
+	if in.obj == nil && r.pacer != nil {
+		r.pacer.Forget(key)
 	}
 	if hadEvent && (wroteCS || wroteStatus) {
 		r.metrics.latency.Observe(time.Since(eventAt).Seconds())

@@ -26,9 +26,13 @@ const (
 
 // Defaults of Options.
 const (
-	DefaultCoalesceDelay  = 0
-	DefaultWorkers        = 4
-	DefaultCatalogRefresh = 30 * time.Second
+	DefaultCoalesceDelay = 0
+	// DefaultMaxWriteDelay caps the Pacer's delay of the objects controller's writes.
+	DefaultMaxWriteDelay = DefaultPacerMaxDelay
+	// PacingOff, as Options.MaxWriteDelay, turns the pacing of writes off.
+	PacingOff             time.Duration = -1
+	DefaultWorkers                      = 4
+	DefaultCatalogRefresh               = 30 * time.Second
 	// DefaultWatchSyncTimeout bounds the wait for a workload resource's first list.
 	DefaultWatchSyncTimeout = 10 * time.Second
 )
@@ -47,6 +51,12 @@ type Options struct {
 	// events that arrive while an object is being evaluated cause one more evaluation (the work
 	// queue holds each object once), so bursts coalesce by themselves under load.
 	CoalesceDelay time.Duration
+	// MaxWriteDelay caps the adaptive delay between two writes of one workload object's
+	// CombinedStatuses and returned status (docs/controller.md, "Pacing writes"): 0 when the
+	// apiserver has room, growing up to MaxWriteDelay when its write latency, the objects queue
+	// or 429s show pressure. It adds to CoalesceDelay's fixed minimum (the longer wait applies).
+	// 0: DefaultMaxWriteDelay (1 s). PacingOff (any negative value): no pacing.
+	MaxWriteDelay time.Duration
 	// Workers evaluating workload objects in parallel. Default 4.
 	Workers int
 	// CatalogRefresh is how often discovery is re-read for resources that `"*"` selects.
@@ -78,6 +88,9 @@ func (o *Options) defaults() error {
 	}
 	if o.CoalesceDelay < 0 {
 		return fmt.Errorf("aggregator: coalesce delay %s: must not be negative", o.CoalesceDelay)
+	}
+	if o.MaxWriteDelay == 0 {
+		o.MaxWriteDelay = DefaultMaxWriteDelay
 	}
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers

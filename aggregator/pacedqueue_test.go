@@ -7,22 +7,20 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/util/workqueue"
 	testingclock "k8s.io/utils/clock/testing"
 )
 
-func newTestPacedQueue(t *testing.T) (*PacedQueue[string], *testingclock.FakeClock) {
+func newTestPacedQueue(t *testing.T, delay time.Duration) (*coalescingQueue[string], *testingclock.FakeClock) {
 	t.Helper()
 	clk := testingclock.NewFakeClock(pacerT0)
-	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Clock: clk})
+	q := newPacedCoalescingQueue("test_paced_"+t.Name(), delay, NewPacer[string](PacerOptions{}), clk)
 	t.Cleanup(q.ShutDown)
-	return NewPacedQueue(q, NewPacer[string](PacerOptions{}), clk), clk
+	return q, clk
 }
 
 // eventuallyLen waits (in real time: the delaying queue moves keys in its own goroutine) until
 // q holds n ready keys.
-func eventuallyLen(t *testing.T, q *PacedQueue[string], n int) {
+func eventuallyLen(t *testing.T, q *coalescingQueue[string], n int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for q.Len() != n {
@@ -33,17 +31,26 @@ func eventuallyLen(t *testing.T, q *PacedQueue[string], n int) {
 	}
 }
 
+// observe reports a write of key lasting l on clk, with err, to q's Pacer (as writer.observe does).
+func observe(q *coalescingQueue[string], clk *testingclock.FakeClock, key string, l time.Duration, err error) {
+	start := clk.Now()
+	clk.Step(l)
+	q.pacer.ObserveWrite(key, start, clk.Now(), OutcomeOf(err))
+}
+
+// TestPacedQueue pins the objects controller's queue with its Pacer (Options.MaxWriteDelay):
+// when idle a key just written is ready at once; under pressure a second Add of a just-written
+// key waits the Pacer's delay (Adds meanwhile join it) while a key not written is ready at once;
+// and CoalesceDelay stays a fixed minimum.
 func TestPacedQueue(t *testing.T) {
-	q, clk := newTestPacedQueue(t)
+	q, clk := newTestPacedQueue(t, 0)
 	// Idle: a key is ready at once, also right after its write.
 	q.Add("a")
 	if q.Len() != 1 {
 		t.Fatalf("idle: Len = %d after Add, want 1", q.Len())
 	}
 	k, _ := q.Get()
-	start := clk.Now()
-	clk.Step(10 * time.Millisecond)
-	q.ObserveWrite(k, start, nil)
+	observe(q, clk, k, 10*time.Millisecond, nil)
 	q.Done(k)
 	q.Add("a")
 	if q.Len() != 1 {
@@ -54,9 +61,7 @@ func TestPacedQueue(t *testing.T) {
 
 	// Writes refused with 429 for 2 s make D grow to the cap.
 	for range 200 {
-		start := clk.Now()
-		clk.Step(10 * time.Millisecond)
-		q.ObserveWrite("a", start, apierrors.NewTooManyRequests("busy", 1))
+		observe(q, clk, "a", 10*time.Millisecond, apierrors.NewTooManyRequests("busy", 1))
 	}
 	d := q.pacer.Delay("a", clk.Now())
 	if d <= 0 || d > DefaultPacerMaxDelay {
@@ -84,6 +89,28 @@ func TestPacedQueue(t *testing.T) {
 		t.Fatalf("Get = %q, want a", k)
 	}
 	q.Done("a")
+	if q.Len() != 0 {
+		t.Fatalf("after the paced item: Len = %d, want 0 (two Adds were one item)", q.Len())
+	}
+}
+
+// With the Pacer idle (delay 0), CoalesceDelay still delays a key processed less than it ago.
+func TestPacedQueueCoalesceMinimum(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	q, clk := newTestPacedQueue(t, delay)
+	q.Add("a")
+	k, _ := q.Get()
+	observe(q, clk, k, 10*time.Millisecond, nil)
+	q.Done(k)
+	if d := q.pacer.Delay("a", clk.Now()); d != 0 {
+		t.Fatalf("idle Pacer: Delay = %s, want 0", d)
+	}
+	q.Add("a")
+	if q.Len() != 0 {
+		t.Fatalf("Add 10ms after processing: Len = %d, want 0 (CoalesceDelay %s is a minimum)", q.Len(), delay)
+	}
+	clk.Step(delay - 10*time.Millisecond)
+	eventuallyLen(t, q, 1)
 }
 
 // The Pacer is used from event handlers and workers at once.

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 )
 
 // coalescingQueue is the work queue of one of the reconciler's controllers (the controller's
@@ -18,13 +19,23 @@ import (
 // (the default) every key is queued at once; the workqueue still holds a waiting key once, and a
 // key re-added while it is processed is processed once more afterwards, so the events that arrive
 // during an evaluation coalesce into the next one: batching grows with load, not with a timer.
-// The controller's rate-limited requeues (AddRateLimited) bypass the coalescing: they follow the
-// rate limiter's backoff. controller-runtime's metrics provider exports the queue's depth, adds
-// and latencies by name.
+//
+// With a Pacer (the objects controller's, Options.MaxWriteDelay), a key also waits out the
+// Pacer's delay since its last write (Pacer.Delay): 0 when the apiserver has room, growing to
+// MaxWriteDelay under write pressure (docs/controller.md, "Pacing writes"). The wait is the
+// longer of the two, so `delay` acts as a fixed minimum and the Pacer as the adaptive part; the
+// number of ready keys is reported to the Pacer at every Add and Get. The writers report each
+// write to the same Pacer (Pacer.ObserveWrite).
+//
+// The controller's rate-limited requeues (AddRateLimited) and AddAfter bypass both: they follow
+// the rate limiter's backoff or their own time. controller-runtime's metrics provider exports the
+// queue's depth, adds and latencies by name.
 type coalescingQueue[K comparable] struct {
 	workqueue.TypedRateLimitingInterface[K]
 	limiter workqueue.TypedRateLimiter[K]
 	delay   time.Duration
+	pacer   *Pacer[K] // nil: not paced
+	clock   clock.PassiveClock
 
 	mu      sync.Mutex
 	lastRun map[K]time.Time
@@ -34,32 +45,55 @@ type coalescingQueue[K comparable] struct {
 var _ workqueue.TypedRateLimitingInterface[string] = &coalescingQueue[string]{}
 
 // newCoalescingQueue returns a queue with client-go's default controller rate limiter (per-key
-// exponential backoff from 5 ms to 1000 s, and 10 requeues per second overall, bursts of 100).
+// exponential backoff from 5 ms to 1000 s, and 10 requeues per second overall, bursts of 100),
+// not paced.
 func newCoalescingQueue[K comparable](name string, delay time.Duration) *coalescingQueue[K] {
+	return newPacedCoalescingQueue[K](name, delay, nil, clock.RealClock{})
+}
+
+// newPacedCoalescingQueue is newCoalescingQueue paced by p (nil: not paced), on clk (the real
+// clock outside tests).
+func newPacedCoalescingQueue[K comparable](name string, delay time.Duration, p *Pacer[K], clk clock.WithTicker) *coalescingQueue[K] {
 	rl := workqueue.DefaultTypedControllerRateLimiter[K]()
 	return &coalescingQueue[K]{
 		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(rl,
-			workqueue.TypedRateLimitingQueueConfig[K]{Name: name}),
+			workqueue.TypedRateLimitingQueueConfig[K]{Name: name, Clock: clk}),
 		limiter: rl,
 		delay:   delay,
+		pacer:   p,
+		clock:   clk,
 		lastRun: map[K]time.Time{},
 	}
 }
 
-// Add queues key now, or when `delay` has passed since it was last processed.
+// Add queues key now, or when `delay` has passed since it was last processed and the Pacer's
+// delay since its last write has passed, whichever is later.
 func (c *coalescingQueue[K]) Add(key K) {
-	if c.delay == 0 {
+	if c.delay == 0 && c.pacer == nil {
 		c.TypedRateLimitingInterface.Add(key)
 		return
 	}
-	c.mu.Lock()
-	last, ok := c.lastRun[key]
-	c.mu.Unlock()
-	if wait := c.delay - time.Since(last); ok && wait > 0 {
-		c.AddAfter(key, wait)
-		return
+	now := c.clock.Now()
+	var wait time.Duration
+	if c.delay > 0 {
+		c.mu.Lock()
+		last, ok := c.lastRun[key]
+		c.mu.Unlock()
+		if ok {
+			wait = c.delay - now.Sub(last)
+		}
 	}
-	c.TypedRateLimitingInterface.Add(key)
+	if c.pacer != nil {
+		wait = max(wait, c.pacer.Delay(key, now))
+	}
+	if wait > 0 {
+		c.AddAfter(key, wait)
+	} else {
+		c.TypedRateLimitingInterface.Add(key)
+	}
+	if c.pacer != nil {
+		c.pacer.SetQueueDepth(c.Len(), now)
+	}
 }
 
 // Get hands the next key to a worker and records that it is being processed now.
@@ -67,6 +101,9 @@ func (c *coalescingQueue[K]) Get() (K, bool) {
 	key, quit := c.TypedRateLimitingInterface.Get()
 	if !quit {
 		c.started(key)
+	}
+	if c.pacer != nil {
+		c.pacer.SetQueueDepth(c.Len(), c.clock.Now())
 	}
 	return key, quit
 }
@@ -76,7 +113,7 @@ func (c *coalescingQueue[K]) started(key K) {
 	if c.delay == 0 {
 		return
 	}
-	now := time.Now()
+	now := c.clock.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.lastRun[key] = now

@@ -54,6 +54,12 @@ the workload objects' own .status.`,
 			if timeBudget <= 0 {
 				return fmt.Errorf("--collector-time-budget %s: must be positive", timeBudget)
 			}
+			switch {
+			case cfg.MaxWriteDelay < 0:
+				return fmt.Errorf("--max-write-delay %s: must not be negative", cfg.MaxWriteDelay)
+			case cfg.MaxWriteDelay == 0:
+				cfg.MaxWriteDelay = aggregator.PacingOff
+			}
 			cfg.CompilerOptions = append(cfg.CompilerOptions, collector.WithTimeBudget(timeBudget))
 			wds, err := restConfig(wdsKubeconfig)
 			if err != nil {
@@ -88,6 +94,8 @@ the workload objects' own .status.`,
 	f.StringVar(&resolution, "binding-resolution", string(aggregator.BindingResolutionInternal),
 		"internal: statusfold writes Bindings; external: read Bindings written by another controller (e.g. KubeStellar)")
 	f.DurationVar(&cfg.CoalesceDelay, "coalesce-delay", aggregator.DefaultCoalesceDelay, "events for one object within this delay of its last evaluation cause one evaluation (0: evaluate at once; events during an evaluation still coalesce)")
+	f.DurationVar(&cfg.MaxWriteDelay, "max-write-delay", aggregator.DefaultMaxWriteDelay,
+		"cap of the adaptive delay between two writes of one workload object's CombinedStatuses and status: 0 delay while the apiserver has room, up to this under write pressure (0: pacing off)")
 	f.DurationVar(&timeBudget, "collector-time-budget", collector.DefaultTimeBudget,
 		"wall time the comprehensions of one StatusCollector may take per evaluation of one object; after it they fail with a row error")
 	f.IntVar(&cfg.Workers, "workers", aggregator.DefaultWorkers, "objects evaluated in parallel")

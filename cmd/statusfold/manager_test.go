@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/statusfold/statusfold/aggregator"
 )
@@ -96,5 +97,29 @@ func TestManagerRejectsNonPositiveTimeBudget(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "--collector-time-budget") {
 			t.Errorf("--collector-time-budget=%s: error %v, want one that names the flag", v, err)
 		}
+	}
+}
+
+// --max-write-delay reaches the Config: 1 s by default, 0 turns pacing off (aggregator.PacingOff,
+// not Options' zero value, which means the default), and a negative value is refused.
+func TestManagerMaxWriteDelayFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{nil, aggregator.DefaultMaxWriteDelay},
+		{[]string{"--max-write-delay=250ms"}, 250 * time.Millisecond},
+		{[]string{"--max-write-delay=0"}, aggregator.PacingOff},
+	} {
+		if got := managerConfig(t, tc.args...).MaxWriteDelay; got != tc.want {
+			t.Errorf("manager %v: MaxWriteDelay %s, want %s", tc.args, got, tc.want)
+		}
+	}
+	cmd := newManagerCommand(func(context.Context, aggregator.Config) error { return nil })
+	cmd.SetArgs([]string{"--max-write-delay=-1s", "--wds-kubeconfig", writeKubeconfig(t), "--webhooks=false"})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--max-write-delay") {
+		t.Errorf("--max-write-delay=-1s: error %v, want one that names the flag", err)
 	}
 }

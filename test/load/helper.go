@@ -57,9 +57,16 @@ func runManager() error {
 	if err != nil {
 		return err
 	}
+	maxDelay, err := time.ParseDuration(os.Getenv(envMaxDelay))
+	if err != nil {
+		return err
+	}
+	if maxDelay == 0 {
+		maxDelay = aggregator.PacingOff // as `statusfold manager --max-write-delay=0`
+	}
 	workers, _ := strconv.Atoi(os.Getenv(envWorkers))
 	return aggregator.Run(ctx, aggregator.Config{
-		Options:     aggregator.Options{WDSName: WDSName, CoalesceDelay: coalesce, Workers: workers},
+		Options:     aggregator.Options{WDSName: WDSName, CoalesceDelay: coalesce, MaxWriteDelay: maxDelay, Workers: workers},
 		WDS:         cfg,
 		MetricsAddr: os.Getenv(envMetricsAddr),
 		ProbeAddr:   "0",

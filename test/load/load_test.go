@@ -34,6 +34,7 @@ var (
 	flagReport     = flag.String("load.report", "", "write the JSON report to this file (default: a temp file)")
 	flagMultiEvery = flag.Int("load.multi-every", 10, "every N-th object also gets its status aggregated from all WECs")
 	flagCoalesce   = flag.Duration("load.coalesce", aggregator.DefaultCoalesceDelay, "the manager's --coalesce-delay")
+	flagMaxDelay   = flag.Duration("load.max-write-delay", aggregator.DefaultMaxWriteDelay, "the manager's --max-write-delay (0: pacing off)")
 	flagMgrWorkers = flag.Int("load.manager-workers", aggregator.DefaultWorkers, "the manager's --workers")
 	flagSettle     = flag.Duration("load.settle", 5*time.Minute, "how long statusfold may take to reflect every write of a phase (the initial sync, L1, L2's drain)")
 	flagAPIProfile = flag.Bool("load.apiserver-profile", false, "run the apiserver with --profiling and take its CPU profile over L2")
@@ -56,6 +57,7 @@ type Config struct {
 	IdleFor, MaxRateFor, L2For, Window time.Duration
 	Settle                             time.Duration
 	CoalesceDelay                      time.Duration
+	MaxWriteDelay                      time.Duration // the manager's --max-write-delay (0: pacing off)
 	ManagerWorkers                     int
 	APIServerProfile                   bool
 	// ProfileDir receives the profiles and the manager's log; ReportPath the JSON report.
@@ -74,7 +76,7 @@ func TestLoad(t *testing.T) {
 		WECs: *flagWECs, Objects: *flagObjects, MultiEvery: *flagMultiEvery, Writers: *flagWorkers,
 		L1Updates: *flagUpdates, L1Rate: *flagRate, L1Fraction: *flagL1Fraction,
 		IdleFor: *flagIdleFor, MaxRateFor: *flagMaxRateFor, L2For: *flagL2For, Window: *flagWindow, Settle: *flagSettle,
-		CoalesceDelay: *flagCoalesce, ManagerWorkers: *flagMgrWorkers, APIServerProfile: *flagAPIProfile,
+		CoalesceDelay: *flagCoalesce, MaxWriteDelay: *flagMaxDelay, ManagerWorkers: *flagMgrWorkers, APIServerProfile: *flagAPIProfile,
 		ProfileDir: *flagProfileDir, ReportPath: *flagReport,
 	})
 }
@@ -88,7 +90,7 @@ func TestLoadSmoke(t *testing.T) {
 		WECs: 10, Objects: 10, MultiEvery: 5, Writers: 8,
 		L1Updates: 100, L1Fraction: 0.1,
 		IdleFor: 2 * time.Second, MaxRateFor: 2 * time.Second, L2For: 6 * time.Second, Window: 2 * time.Second, Settle: time.Minute,
-		CoalesceDelay: aggregator.DefaultCoalesceDelay, ManagerWorkers: aggregator.DefaultWorkers,
+		CoalesceDelay: aggregator.DefaultCoalesceDelay, MaxWriteDelay: *flagMaxDelay, ManagerWorkers: aggregator.DefaultWorkers,
 	})
 	if rep == nil {
 		return
@@ -122,7 +124,7 @@ func runLoad(t *testing.T, c Config) *Report {
 			WECs: c.WECs, Objects: c.Objects, WorkStatuses: c.WECs * c.Objects, Writers: c.Writers,
 			L1Updates: c.L1Updates, L1Fraction: c.L1Fraction, L2For: c.L2For, Window: c.Window,
 		},
-		Manager: ManagerFlags{CoalesceDelay: c.CoalesceDelay, Workers: c.ManagerWorkers},
+		Manager: ManagerFlags{CoalesceDelay: c.CoalesceDelay, MaxWriteDelay: c.MaxWriteDelay, Workers: c.ManagerWorkers},
 	}
 	for j := range c.Objects {
 		if fx.IsMulti(j) {
@@ -168,7 +170,7 @@ func runLoad(t *testing.T, c Config) *Report {
 		t.Fatal(err)
 	}
 	defer logFile.Close()
-	mgr, err := StartManager(ctx, ManagerOptions{Kubeconfig: cp.Kubeconfig, CoalesceDelay: c.CoalesceDelay, Workers: c.ManagerWorkers, Log: logFile})
+	mgr, err := StartManager(ctx, ManagerOptions{Kubeconfig: cp.Kubeconfig, CoalesceDelay: c.CoalesceDelay, MaxWriteDelay: c.MaxWriteDelay, Workers: c.ManagerWorkers, Log: logFile})
 	if err != nil {
 		t.Fatalf("manager: %v", err)
 	}

@@ -28,6 +28,7 @@ const (
 	envMetricsAddr   = "STATUSFOLD_LOAD_METRICS"
 	envCoalesce      = "STATUSFOLD_LOAD_COALESCE"
 	envWorkers       = "STATUSFOLD_LOAD_WORKERS"
+	envMaxDelay      = "STATUSFOLD_LOAD_MAX_WRITE_DELAY"
 )
 
 // ManagerProcess is a statusfold manager running as a child process.
@@ -43,6 +44,8 @@ type ManagerProcess struct {
 type ManagerOptions struct {
 	Kubeconfig    string
 	CoalesceDelay time.Duration
+	// MaxWriteDelay is the manager's --max-write-delay (0: pacing off).
+	MaxWriteDelay time.Duration
 	Workers       int
 	// Log receives the manager's output; nil discards it.
 	Log io.Writer
@@ -66,6 +69,7 @@ func StartManager(ctx context.Context, o ManagerOptions) (*ManagerProcess, error
 		envPprofAddr+"="+pprofAddr,
 		envMetricsAddr+"="+metricsAddr,
 		envCoalesce+"="+o.CoalesceDelay.String(),
+		envMaxDelay+"="+o.MaxWriteDelay.String(),
 		envWorkers+"="+strconv.Itoa(o.Workers),
 	)
 	if o.Log != nil {
