@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,33 +24,6 @@ import (
 	"github.com/statusfold/statusfold/test/framework"
 	"github.com/statusfold/statusfold/test/load"
 )
-
-// costCombinedStatus is a CombinedStatus shaped like the load test's (a COUNT, a 4-group
-// histogram, a select of selectRows rows × 2 columns, a one-row marker carrying seq).
-func costCombinedStatus(namespace, name string, selectRows, seq int) *unstructured.Unstructured {
-	num := func(v int) map[string]any { return map[string]any{"type": "Number", "float": strconv.Itoa(v)} }
-	row := func(cols ...any) map[string]any { return map[string]any{"columns": cols} }
-	var sel []any
-	for i := range selectRows {
-		sel = append(sel, row(map[string]any{"type": "String", "string": load.WECName(i)}, num(i%3)))
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{"results": []any{
-		map[string]any{"name": "count", "columnNames": []any{"count"}, "rows": []any{row(num(1000))}},
-		map[string]any{"name": "histogram", "columnNames": []any{"ready", "count"},
-			"rows": []any{row(num(0), num(250)), row(num(1), num(250)), row(num(2), num(250)), row(num(3), num(250))}},
-		map[string]any{"name": "not-ready", "columnNames": []any{"wec", "ready"}, "rows": sel},
-		map[string]any{"name": "marker", "columnNames": []any{"seq"}, "rows": []any{row(num(seq))}},
-	}}}
-	u.SetGroupVersionKind(controlv1alpha1.GroupVersion.WithKind("CombinedStatus"))
-	u.SetNamespace(namespace)
-	u.SetName(name)
-	u.SetLabels(map[string]string{
-		controlv1alpha1.LabelCombinedStatusAPIGroup: "apps", controlv1alpha1.LabelCombinedStatusResource: "deployments",
-		controlv1alpha1.LabelCombinedStatusNamespace: namespace, controlv1alpha1.LabelCombinedStatusName: name,
-		controlv1alpha1.LabelCombinedStatusBindingPolicy: "bp",
-	})
-	return u
-}
 
 // TestCombinedStatusWriteCostByShape measures the apiserver's CPU time per CombinedStatus write
 // by the shape of the write, to say what makes statusfold's writes cheaper (issue 15, "write
@@ -96,7 +68,7 @@ func TestCombinedStatusWriteCostByShape(t *testing.T) {
 	css := dyn.Resource(csGVR).Namespace(ns)
 	wss := dyn.Resource(load.WorkStatusGVR).Namespace(ns)
 	apply := func(name string, rows, seq int) error {
-		_, err := css.Apply(ctx, name, costCombinedStatus(ns, name, rows, seq), metav1.ApplyOptions{FieldManager: "statusfold", Force: true})
+		_, err := css.Apply(ctx, name, load.CombinedStatusBody(ns, name, rows, seq), metav1.ApplyOptions{FieldManager: "statusfold", Force: true})
 		return err
 	}
 	plain, shared, updated, ignored := names("plain"), names("shared"), names("updated"), names("ignored")
@@ -141,7 +113,7 @@ func TestCombinedStatusWriteCostByShape(t *testing.T) {
 	}{
 		{"CombinedStatus apply, 26 rows (load test)", 0, func(i int) error { return apply(plain[i], 20, int(seq.Add(1))) }},
 		{"CombinedStatus apply, 26 rows, fieldValidation=Ignore", 0, func(i int) error {
-			b, err := json.Marshal(costCombinedStatus(ns, ignored[i], 20, int(seq.Add(1))).Object)
+			b, err := json.Marshal(load.CombinedStatusBody(ns, ignored[i], 20, int(seq.Add(1))).Object)
 			if err != nil {
 				return err
 			}
@@ -158,7 +130,7 @@ func TestCombinedStatusWriteCostByShape(t *testing.T) {
 			} else if cur, err = css.Get(ctx, updated[i], metav1.GetOptions{}); err != nil {
 				return err
 			}
-			cur.Object["results"] = costCombinedStatus(ns, updated[i], 20, int(seq.Add(1))).Object["results"]
+			cur.Object["results"] = load.CombinedStatusBody(ns, updated[i], 20, int(seq.Add(1))).Object["results"]
 			out, err := css.Update(ctx, cur, metav1.UpdateOptions{FieldManager: "statusfold"})
 			if err != nil {
 				current.Delete(updated[i])
@@ -176,7 +148,7 @@ func TestCombinedStatusWriteCostByShape(t *testing.T) {
 	}
 	for i := range shapes[:4] {
 		rows := map[int]int{0: 20, 1: 20, 2: 2, 3: 20}[i]
-		b, _ := json.Marshal(costCombinedStatus(ns, plain[0], rows, 1).Object)
+		b, _ := json.Marshal(load.CombinedStatusBody(ns, plain[0], rows, 1).Object)
 		shapes[i].bytes = len(b)
 	}
 	perWrite := make([][]time.Duration, len(shapes))

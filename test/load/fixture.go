@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -107,3 +108,31 @@ func namespaceObject(name string) *unstructured.Unstructured {
 }
 
 var namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+// CombinedStatusBody is a CombinedStatus shaped like the load test's: the four collectors'
+// results, selectRows rows of the select (20 is its default limit; the load test's shape); seq goes into the
+// marker. TestAPIServerWriteCost and test/integration's TestCombinedStatusWriteCostByShape write it.
+func CombinedStatusBody(namespace, name string, selectRows, seq int) *unstructured.Unstructured {
+	num := func(v int) map[string]any { return map[string]any{"type": "Number", "float": strconv.Itoa(v)} }
+	row := func(cols ...any) map[string]any { return map[string]any{"columns": cols} }
+	var sel []any
+	for i := range selectRows {
+		sel = append(sel, row(map[string]any{"type": "String", "string": WECName(i)}, num(i%3)))
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"results": []any{
+		map[string]any{"name": "load-count", "columnNames": []any{"count"}, "rows": []any{row(num(1000))}},
+		map[string]any{"name": "load-histogram", "columnNames": []any{"ready", "count"},
+			"rows": []any{row(num(0), num(250)), row(num(1), num(250)), row(num(2), num(250)), row(num(3), num(250))}},
+		map[string]any{"name": "load-not-ready", "columnNames": []any{"wec", "ready"}, "rows": sel},
+		map[string]any{"name": MarkerCollector, "columnNames": []any{"seq"}, "rows": []any{row(num(seq))}},
+	}}}
+	u.SetGroupVersionKind(controlv1alpha1.GroupVersion.WithKind("CombinedStatus"))
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	u.SetLabels(map[string]string{
+		controlv1alpha1.LabelCombinedStatusAPIGroup: "apps", controlv1alpha1.LabelCombinedStatusResource: "deployments",
+		controlv1alpha1.LabelCombinedStatusNamespace: namespace, controlv1alpha1.LabelCombinedStatusName: name,
+		controlv1alpha1.LabelCombinedStatusBindingPolicy: BindingPolicy,
+	})
+	return u
+}

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"net/url"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,38 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
-	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/test/framework"
 )
 
 var flagWriteCost = flag.Bool("load.write-cost", false, "run TestAPIServerWriteCost")
-
-// loadCombinedStatus is a CombinedStatus shaped like the load test's: the four collectors'
-// results, 20 rows of the select (its default limit); seq goes into the marker.
-func loadCombinedStatus(namespace, name string, seq int) *unstructured.Unstructured {
-	num := func(v int) map[string]any { return map[string]any{"type": "Number", "float": strconv.Itoa(v)} }
-	row := func(cols ...any) map[string]any { return map[string]any{"columns": cols} }
-	var sel []any
-	for i := range 20 {
-		sel = append(sel, row(map[string]any{"type": "String", "string": WECName(i)}, num(i%3)))
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{"results": []any{
-		map[string]any{"name": "load-count", "columnNames": []any{"count"}, "rows": []any{row(num(1000))}},
-		map[string]any{"name": "load-histogram", "columnNames": []any{"ready", "count"},
-			"rows": []any{row(num(0), num(250)), row(num(1), num(250)), row(num(2), num(250)), row(num(3), num(250))}},
-		map[string]any{"name": "load-not-ready", "columnNames": []any{"wec", "ready"}, "rows": sel},
-		map[string]any{"name": MarkerCollector, "columnNames": []any{"seq"}, "rows": []any{row(num(seq))}},
-	}}}
-	u.SetGroupVersionKind(controlv1alpha1.GroupVersion.WithKind("CombinedStatus"))
-	u.SetNamespace(namespace)
-	u.SetName(name)
-	u.SetLabels(map[string]string{
-		controlv1alpha1.LabelCombinedStatusAPIGroup: "apps", controlv1alpha1.LabelCombinedStatusResource: "deployments",
-		controlv1alpha1.LabelCombinedStatusNamespace: namespace, controlv1alpha1.LabelCombinedStatusName: name,
-		controlv1alpha1.LabelCombinedStatusBindingPolicy: BindingPolicy,
-	})
-	return u
-}
 
 // TestAPIServerWriteCost measures the apiserver's CPU time per write of a load-test-sized
 // CombinedStatus — by server-side apply (what statusfold does), update and merge patch — and of a
@@ -80,7 +51,7 @@ func TestAPIServerWriteCost(t *testing.T) {
 	css := dyn.Resource(combinedStatusGVR).Namespace(ns)
 	wss := dyn.Resource(WorkStatusGVR).Namespace(ns)
 	for i := range objects {
-		if _, err := css.Create(ctx, loadCombinedStatus(ns, ObjectName(i), 0), metav1.CreateOptions{}); err != nil {
+		if _, err := css.Create(ctx, CombinedStatusBody(ns, ObjectName(i), 20, 0), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := wss.Create(ctx, WorkStatus(WDSName, ns, ns, ObjectName(i)), metav1.CreateOptions{}); err != nil {
@@ -94,7 +65,7 @@ func TestAPIServerWriteCost(t *testing.T) {
 		write func(i, seq int) error
 	}{
 		{"CombinedStatus apply", func(i, seq int) error {
-			cs := loadCombinedStatus(ns, ObjectName(i), seq)
+			cs := CombinedStatusBody(ns, ObjectName(i), 20, seq)
 			_, err := css.Apply(ctx, cs.GetName(), cs, metav1.ApplyOptions{FieldManager: "statusfold", Force: true})
 			return err
 		}},
@@ -109,7 +80,7 @@ func TestAPIServerWriteCost(t *testing.T) {
 				}
 			}
 			cur = cur.DeepCopy()
-			cur.Object["results"] = loadCombinedStatus(ns, ObjectName(i), seq).Object["results"]
+			cur.Object["results"] = CombinedStatusBody(ns, ObjectName(i), 20, seq).Object["results"]
 			out, err := css.Update(ctx, cur, metav1.UpdateOptions{FieldManager: "statusfold"})
 			curMu.Lock()
 			current[i] = out // nil after an error: read again
@@ -117,7 +88,7 @@ func TestAPIServerWriteCost(t *testing.T) {
 			return err
 		}},
 		{"CombinedStatus merge patch", func(i, seq int) error {
-			b, _ := json.Marshal(map[string]any{"results": loadCombinedStatus(ns, ObjectName(i), seq).Object["results"]})
+			b, _ := json.Marshal(map[string]any{"results": CombinedStatusBody(ns, ObjectName(i), 20, seq).Object["results"]})
 			_, err := css.Patch(ctx, ObjectName(i), types.MergePatchType, b, metav1.PatchOptions{FieldManager: "statusfold"})
 			return err
 		}},
