@@ -321,26 +321,34 @@ func (s *space) dumpLog(p *process) {
 	s.t.Logf("last lines of %s's log:\n%s", p.name, b)
 }
 
-// freeAddr is a free loopback address for a controller's metrics, probe or pprof server.
-func freeAddr(t testing.TB) string {
+// freeAddrs are n distinct free loopback addresses for a controller's metrics, probe and pprof
+// servers. All n listeners are open at once before any is closed: asking for one port at a time
+// can give the same port twice (the kernel may hand a just-closed port out again), and a
+// controller whose two servers get one address exits ("address already in use").
+func freeAddrs(t testing.TB, n int) []string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	addrs := make([]string, n)
+	for i := range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		addrs[i] = l.Addr().String()
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addrs
 }
 
 // startKubeStellar runs KubeStellar's controller-manager with the given controllers
 // ("binding" or "binding,status"), on ports of its own, against this space's ControlPlanes.
 func (s *space) startKubeStellar(controllers string) *process {
 	s.t.Helper()
+	addrs := freeAddrs(s.t, 3)
 	return s.startProcess("kubestellar-"+strings.ReplaceAll(controllers, ",", "-"), kubestellarBin,
 		[]string{"KUBECONFIG=" + s.kubeconfig},
 		"--controllers="+controllers, "--wds-name="+wdsName, "--its-name="+itsName,
-		"--metrics-bind-address="+freeAddr(s.t), "--health-probe-bind-address="+freeAddr(s.t),
-		"--pprof-bind-address="+freeAddr(s.t), "-v=2")
+		"--metrics-bind-address="+addrs[0], "--health-probe-bind-address="+addrs[1],
+		"--pprof-bind-address="+addrs[2], "-v=2")
 }
 
 // waitForLog waits until a process's log has a line containing text.
@@ -355,9 +363,10 @@ func (s *space) waitForLog(p *process, text string, timeout time.Duration) {
 // startStatusfold runs `statusfold manager` in external binding mode against this space.
 func (s *space) startStatusfold(extra ...string) *process {
 	s.t.Helper()
+	addrs := freeAddrs(s.t, 2)
 	args := append([]string{"manager", "--wds-kubeconfig=" + s.kubeconfig, "--wds-name=" + wdsName,
 		"--binding-resolution=external", "--webhooks=false",
-		"--metrics-bind-address=" + freeAddr(s.t), "--health-probe-bind-address=" + freeAddr(s.t)}, extra...)
+		"--metrics-bind-address=" + addrs[0], "--health-probe-bind-address=" + addrs[1]}, extra...)
 	return s.startProcess("statusfold", statusfoldBin, nil, args...)
 }
 

@@ -24,7 +24,8 @@ func TestRunServesProbesMetricsAndLeads(t *testing.T) {
 	ensureNamespace(t, c, "statusfold-system")
 	addCluster(t, c, "wec1", map[string]string{"name": "wec1"})
 	create(t, c, seedCollectors()...)
-	metricsAddr, probeAddr := framework.FreeAddr(t), framework.FreeAddr(t)
+	addrs := framework.FreeAddrs(t, 2)
+	metricsAddr, probeAddr := addrs[0], addrs[1]
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
