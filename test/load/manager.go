@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/statusfold/statusfold/test/framework"
 )
 
 // Environment variables that turn a test binary into the manager under test (see
@@ -54,14 +55,11 @@ type ManagerOptions struct {
 // StartManager re-runs the current test binary as a manager (TestMain must call
 // RunManagerHelper first thing).
 func StartManager(ctx context.Context, o ManagerOptions) (*ManagerProcess, error) {
-	pprofAddr, err := FreeAddr()
+	addrs, err := framework.LoopbackAddrs(2)
 	if err != nil {
 		return nil, err
 	}
-	metricsAddr, err := FreeAddr()
-	if err != nil {
-		return nil, err
-	}
+	pprofAddr, metricsAddr := addrs[0], addrs[1]
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(),
 		EnvManagerHelper+"=1",
@@ -272,14 +270,4 @@ func fetch(url, path string) error {
 		return err
 	}
 	return f.Close()
-}
-
-// FreeAddr returns a free 127.0.0.1 address to listen on.
-func FreeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }
