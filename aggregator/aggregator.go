@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/discovery"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -203,24 +202,17 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 // WatchedResources lists the workload resources whose informers run, sorted.
 func (a *Aggregator) WatchedResources() []string { return a.watches.list() }
 
-// trimITSObject is the ITS cache's transform: it drops the managed fields, which statusfold does
-// not read there, except the newest write time of a WorkStatus (lastWrite), kept as one entry
-// without field sets. Smaller cached objects are cheaper to hold, list and copy.
+// trimITSObject is the ITS cache's transform. Of a WorkStatus it drops the managed fields, which
+// statusfold does not read there, except the newest write time (lastWrite), kept as one entry
+// without field sets; it decodes the reported status once, in place of the raw JSON, and interns
+// the strings that repeat across WorkStatuses (cachedstatus.go). Of other objects it drops the
+// managed fields. Smaller cached objects are cheaper to hold, list and copy.
 func trimITSObject(in any) (any, error) {
 	switch o := in.(type) {
 	case *controlv1alpha1.WorkStatus:
-		if len(o.ManagedFields) > 0 {
-			var newest *metav1.Time
-			for _, mf := range o.ManagedFields {
-				if mf.Time != nil && (newest == nil || mf.Time.After(newest.Time)) {
-					newest = mf.Time
-				}
-			}
-			o.ManagedFields = nil
-			if newest != nil {
-				o.ManagedFields = []metav1.ManagedFieldsEntry{{Time: newest}}
-			}
-		}
+		trimManagedFields(o)
+		decodeCachedStatus(o)
+		internMeta(o)
 		return o, nil
 	case client.Object:
 		if o.GetManagedFields() != nil {

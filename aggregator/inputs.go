@@ -2,7 +2,6 @@ package aggregator
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -13,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -207,12 +205,12 @@ func inventoryLabels(its client.Reader, wec string) (map[string]string, bool) {
 // nothing), and the time it was last written.
 func (in *objectInputs) reported(wec string) (any, *time.Time, error) {
 	ws := in.workStatus(wec)
-	if ws == nil || len(ws.Status.Raw) == 0 {
+	if ws == nil {
 		return nil, nil, nil
 	}
-	var status any
-	if err := utiljson.Unmarshal(ws.Status.Raw, &status); err != nil {
-		return nil, nil, fmt.Errorf("WorkStatus %s/%s: status: %w", ws.Namespace, ws.Name, err)
+	status, err := workStatusStatus(ws)
+	if err != nil {
+		return nil, nil, err
 	}
 	status = in.pruner.Prune(status)
 	if status == nil {

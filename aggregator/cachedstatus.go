@@ -1,0 +1,141 @@
+package aggregator
+
+import (
+	"fmt"
+	"unique"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+)
+
+// A cached WorkStatus holds its reported state once, decoded (docs/controller.md, "What the
+// caches hold"). The ITS cache's transform (trimITSObject) decodes `.status` into the plain
+// values the collector and aggregation engines read, keeps them in Status.Object as a
+// decodedStatus, and drops the raw JSON; it also interns the strings that repeat across
+// WorkStatuses (mailbox namespaces, object names, labels, sourceRefs, the status's field names
+// and short values). The decoded value is never modified: the engines only read their inputs,
+// ContentClassifier pruning copies what it changes, and a deep copy of the WorkStatus shares it.
+
+// maxInternedValue is the longest string value of a reported status that is interned: short
+// values (condition types, statuses, reasons, phases, common messages) repeat across WECs and
+// writes; long ones are mostly unique (messages naming a revision), where interning would add
+// the interning table's entry to the string instead of saving a copy.
+const maxInternedValue = 64
+
+// decodedStatus is a WorkStatus's reported state, decoded once by the ITS cache's transform. It
+// is immutable, so DeepCopyObject returns the same value.
+type decodedStatus struct {
+	value any // never nil: a WorkStatus whose status is null or absent holds no decodedStatus
+}
+
+var _ runtime.Object = (*decodedStatus)(nil)
+
+func (d *decodedStatus) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+func (d *decodedStatus) DeepCopyObject() runtime.Object   { return d }
+
+// decodeCachedStatus replaces ws's raw status by its decoded, interned form. A status that is not
+// JSON stays raw: workStatusStatus reports the error when the status is read, as without the
+// transform.
+func decodeCachedStatus(ws *controlv1alpha1.WorkStatus) {
+	if ws.Status.Object != nil || len(ws.Status.Raw) == 0 {
+		return
+	}
+	var v any
+	if err := utiljson.Unmarshal(ws.Status.Raw, &v); err != nil {
+		return
+	}
+	ws.Status.Raw = nil
+	if v != nil {
+		ws.Status.Object = &decodedStatus{value: internValue(v)}
+	}
+}
+
+// workStatusStatus returns ws's reported status decoded (nil: none, or null): the cache's decoded
+// form, or the raw JSON decoded now for a WorkStatus that did not come through the ITS cache.
+func workStatusStatus(ws *controlv1alpha1.WorkStatus) (any, error) {
+	if d, ok := ws.Status.Object.(*decodedStatus); ok {
+		return d.value, nil
+	}
+	if len(ws.Status.Raw) == 0 {
+		return nil, nil
+	}
+	var status any
+	if err := utiljson.Unmarshal(ws.Status.Raw, &status); err != nil {
+		return nil, fmt.Errorf("WorkStatus %s/%s: status: %w", ws.Namespace, ws.Name, err)
+	}
+	return status, nil
+}
+
+// internValue interns the map keys and the short string values of a decoded JSON value, in
+// place, and returns it.
+func internValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			// Assigning to an existing key stores the key given, so the map keeps the interned
+			// copy and the decoded one is garbage.
+			v[intern(k)] = internValue(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = internValue(e)
+		}
+	case string:
+		if len(v) <= maxInternedValue {
+			return intern(v)
+		}
+	}
+	return v
+}
+
+func intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	return unique.Make(s).Value()
+}
+
+// internMeta interns the strings of a cached WorkStatus that repeat across WorkStatuses: its
+// mailbox namespace (the WEC's name; one per WEC), its name (the same in every WEC for one
+// object), its labels and its sourceRef.
+func internMeta(ws *controlv1alpha1.WorkStatus) {
+	ws.Namespace, ws.Name, ws.GenerateName = intern(ws.Namespace), intern(ws.Name), intern(ws.GenerateName)
+	ws.APIVersion, ws.Kind = intern(ws.APIVersion), intern(ws.Kind)
+	ws.Labels = internStringMap(ws.Labels)
+	ws.Annotations = internStringMap(ws.Annotations)
+	r := &ws.Spec.SourceRef
+	r.Group, r.Version, r.Resource, r.Kind = intern(r.Group), intern(r.Version), intern(r.Resource), intern(r.Kind)
+	r.Namespace, r.Name = intern(r.Namespace), intern(r.Name)
+}
+
+func internStringMap(m map[string]string) map[string]string {
+	for k, v := range m {
+		if len(v) <= maxInternedValue {
+			v = intern(v)
+		}
+		m[intern(k)] = v
+	}
+	return m
+}
+
+// trimManagedFields drops the managed fields except the newest write time (lastWrite), kept as
+// one entry without field sets.
+func trimManagedFields(ws *controlv1alpha1.WorkStatus) {
+	if len(ws.ManagedFields) == 0 {
+		return
+	}
+	var newest *metav1.Time
+	for _, mf := range ws.ManagedFields {
+		if mf.Time != nil && (newest == nil || mf.Time.After(newest.Time)) {
+			newest = mf.Time
+		}
+	}
+	ws.ManagedFields = nil
+	if newest != nil {
+		ws.ManagedFields = []metav1.ManagedFieldsEntry{{Time: newest}}
+	}
+}

@@ -1,0 +1,250 @@
+package aggregator
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/policy/classifier"
+)
+
+// deploymentStatus is a Deployment-shaped reported status like the load test's (test/load
+// DeploymentStatus): seq makes the Progressing condition's timestamps and message differ per write.
+func deploymentStatus(seq int) map[string]any {
+	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ts := epoch.Add(time.Duration(seq) * time.Second).Format(time.RFC3339)
+	return map[string]any{
+		"observedGeneration": 1, "replicas": 3, "updatedReplicas": 3, "readyReplicas": 3, "availableReplicas": 3,
+		"collisionCount": seq,
+		"conditions": []any{
+			map[string]any{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable",
+				"message": "Deployment has minimum availability.", "lastUpdateTime": epoch.Format(time.RFC3339), "lastTransitionTime": epoch.Format(time.RFC3339)},
+			map[string]any{"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable",
+				"message":        fmt.Sprintf("ReplicaSet %q has successfully progressed (write %d).", "app-5d8f7c9b4", seq),
+				"lastUpdateTime": ts, "lastTransitionTime": ts},
+		},
+	}
+}
+
+// wireWorkStatus decodes a WorkStatus from its JSON, as the informer's decoder does, so that every
+// string and the raw status are separate allocations, as in the cache.
+func wireWorkStatus(t testing.TB, wec, obj string, seq int, status any) *controlv1alpha1.WorkStatus {
+	raw, err := json.Marshal(status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := json.Marshal(map[string]any{
+		"apiVersion": "control.kubestellar.io/v1alpha1", "kind": "WorkStatus",
+		"metadata": map[string]any{
+			"name": "apps-v1-deployment-default-" + obj, "namespace": wec, "uid": fmt.Sprintf("uid-%s-%s", wec, obj),
+			"resourceVersion": fmt.Sprint(1000 + seq), "creationTimestamp": "2026-01-01T00:00:00Z",
+			"labels": map[string]string{controlv1alpha1.LabelOriginWDSName: "wds1"},
+			"managedFields": []any{map[string]any{"manager": "agent", "operation": "Update", "apiVersion": "control.kubestellar.io/v1alpha1",
+				"time": "2026-01-01T00:00:05Z", "fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:status": map[string]any{".": map[string]any{}}}}},
+		},
+		"spec":          map[string]any{"sourceRef": map[string]any{"group": "apps", "version": "v1", "resource": "deployments", "kind": "Deployment", "namespace": "default", "name": obj}},
+		"status":        json.RawMessage(raw),
+		"statusDetails": map[string]any{"lastGeneration": 1, "lastGenerationIsApplied": true, "lastCurrencyUpdateTime": "2026-01-01T00:00:00Z", "wecGeneration": 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ws controlv1alpha1.WorkStatus
+	if err := json.Unmarshal(body, &ws); err != nil {
+		t.Fatal(err)
+	}
+	return &ws
+}
+
+func TestTrimITSObjectDecodesTheStatusOnce(t *testing.T) {
+	cases := []struct {
+		name   string
+		raw    string
+		want   any  // what the readers get
+		decode bool // the raw JSON is replaced by the decoded form
+		err    bool
+	}{
+		{"object", `{"replicas":3,"ready":2.5,"conditions":[{"type":"Available","status":"True"}]}`,
+			map[string]any{"replicas": int64(3), "ready": 2.5, "conditions": []any{map[string]any{"type": "Available", "status": "True"}}}, true, false},
+		{"scalar", `"Running"`, "Running", true, false},
+		{"null", `null`, nil, true, false},
+		{"absent", ``, nil, false, false},
+		{"not JSON stays raw, and its error shows when read", `{"a":`, nil, false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := &controlv1alpha1.WorkStatus{ObjectMeta: metav1.ObjectMeta{Namespace: "c1", Name: "ws"}}
+			if tc.raw != "" {
+				ws.Status.Raw = []byte(tc.raw)
+			}
+			before, beforeErr := workStatusStatus(ws)
+			out, err := trimITSObject(ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := out.(*controlv1alpha1.WorkStatus)
+			if decoded := got.Status.Raw == nil && tc.raw != ""; decoded != tc.decode {
+				t.Errorf("raw status dropped = %v, want %v", decoded, tc.decode)
+			}
+			after, afterErr := workStatusStatus(got)
+			if (afterErr != nil) != tc.err || (beforeErr != nil) != tc.err {
+				t.Fatalf("errors before/after the transform = %v / %v, want an error: %v", beforeErr, afterErr, tc.err)
+			}
+			if !reflect.DeepEqual(after, tc.want) || !reflect.DeepEqual(before, after) {
+				t.Errorf("status after the transform = %#v, before %#v, want %#v", after, before, tc.want)
+			}
+			// A deep copy (what a cache read without UnsafeDisableDeepCopy returns) reads the same.
+			if cp, _ := workStatusStatus(got.DeepCopy()); !reflect.DeepEqual(cp, tc.want) {
+				t.Errorf("status of a deep copy = %#v, want %#v", cp, tc.want)
+			}
+		})
+	}
+}
+
+func TestTrimITSObjectInternsRepeatedStrings(t *testing.T) {
+	a := wireWorkStatus(t, "wec-0001", "app-0001", 1, deploymentStatus(1))
+	b := wireWorkStatus(t, "wec-0001", "app-0001", 2, deploymentStatus(2))
+	for _, ws := range []*controlv1alpha1.WorkStatus{a, b} {
+		if _, err := trimITSObject(ws); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := func(what, x, y string) {
+		t.Helper()
+		if x != y || unsafe.StringData(x) != unsafe.StringData(y) {
+			t.Errorf("%s: %q and %q are not one string", what, x, y)
+		}
+	}
+	same("namespace", a.Namespace, b.Namespace)
+	same("name", a.Name, b.Name)
+	same("sourceRef.name", a.Spec.SourceRef.Name, b.Spec.SourceRef.Name)
+	same("sourceRef.resource", a.Spec.SourceRef.Resource, b.Spec.SourceRef.Resource)
+	same("label value", a.Labels[controlv1alpha1.LabelOriginWDSName], b.Labels[controlv1alpha1.LabelOriginWDSName])
+	for k := range a.Labels {
+		for k2 := range b.Labels {
+			same("label key", k, k2)
+		}
+	}
+	sa, _ := workStatusStatus(a)
+	sb, _ := workStatusStatus(b)
+	condA := sa.(map[string]any)["conditions"].([]any)[0].(map[string]any)
+	condB := sb.(map[string]any)["conditions"].([]any)[0].(map[string]any)
+	same("condition reason", condA["reason"].(string), condB["reason"].(string))
+	for k := range condA {
+		if k == "message" {
+			for k2 := range condB {
+				if k2 == "message" {
+					same("condition field name", k, k2)
+				}
+			}
+		}
+	}
+	// Long values are left alone (mostly unique; interning would only add to them).
+	long := sa.(map[string]any)["conditions"].([]any)[1].(map[string]any)["message"].(string)
+	if len(long) <= maxInternedValue {
+		t.Fatalf("test status: message %q is not longer than %d", long, maxInternedValue)
+	}
+	// The decoded value is what the report is: an evaluation reads it without decoding or copying.
+	g := &gatherer{wecs: newWECIndex(), reports: newReportCache(), metrics: newMetrics(), log: logr.Discard()}
+	g.wecs.update(nil, a)
+	in := &objectInputs{g: g, key: WorkStatusObject(a)}
+	r := in.reportedOnce(a.Namespace)
+	if reflect.ValueOf(r.status).UnsafePointer() != reflect.ValueOf(sa).UnsafePointer() {
+		t.Errorf("the report is a copy of the cached status, want the cached status itself")
+	}
+	if r.at == nil || !r.at.Equal(time.Date(2026, 1, 1, 0, 0, 5, 0, time.UTC)) {
+		t.Errorf("report time = %v, want the managed fields' write time", r.at)
+	}
+}
+
+// TestPrunedReportLeavesTheCachedStatusAlone: ContentClassifier pruning of a cached (shared)
+// status copies what it changes.
+func TestPrunedReportLeavesTheCachedStatusAlone(t *testing.T) {
+	ws := wireWorkStatus(t, "wec-0001", "app-0001", 1, map[string]any{"replicas": 3, "secret": map[string]any{"token": "x"}})
+	if _, err := trimITSObject(ws); err != nil {
+		t.Fatal(err)
+	}
+	p := classifier.NewPruner(&controlv1alpha1.ContentClassifier{Spec: controlv1alpha1.ContentClassifierSpec{
+		DontPropagatePointers: []controlv1alpha1.JSONPointer{{"status", "secret"}}}})
+	if p == nil {
+		t.Fatal("no pruner")
+	}
+	g := &gatherer{wecs: newWECIndex(), reports: newReportCache(), metrics: newMetrics(), log: logr.Discard()}
+	g.wecs.update(nil, ws)
+	in := &objectInputs{g: g, key: WorkStatusObject(ws), pruner: p, prunerRV: "1"}
+	if got, want := in.reportedOnce(ws.Namespace).status, map[string]any{"replicas": int64(3)}; !reflect.DeepEqual(got, want) {
+		t.Errorf("pruned report = %#v, want %#v", got, want)
+	}
+	if st, _ := workStatusStatus(ws); !reflect.DeepEqual(st, map[string]any{"replicas": int64(3), "secret": map[string]any{"token": "x"}}) {
+		t.Errorf("cached status after pruning = %#v, want it unchanged", st)
+	}
+}
+
+// BenchmarkCachedWorkStatusBytes reports the live heap (HeapAlloc after GC) per cached WorkStatus — the WorkStatus as
+// the ITS cache holds it plus its decoded report (report cache, WEC index) — for 100 objects × 100
+// WECs with a Deployment-shaped status, with the cache's transform ("decoded") and with only the
+// managed fields trimmed ("raw": the raw status kept and decoded again for the report, as before
+// the transform decoded it).
+func BenchmarkCachedWorkStatusBytes(b *testing.B) {
+	const wecs, objects = 100, 100
+	for _, mode := range []string{"raw", "decoded"} {
+		b.Run(mode, func(b *testing.B) {
+			var perWS float64
+			for b.Loop() {
+				perWS = cachedBytesPerWorkStatus(b, mode == "decoded", wecs, objects)
+			}
+			b.ReportMetric(perWS, "B/WorkStatus")
+		})
+	}
+}
+
+func cachedBytesPerWorkStatus(b *testing.B, transform bool, wecs, objects int) float64 {
+	g := &gatherer{wecs: newWECIndex(), reports: newReportCache(), clusterGen: &atomic.Uint64{}, metrics: newMetrics(), log: logr.Discard()}
+	before := heapLive()
+	held := make([]*controlv1alpha1.WorkStatus, 0, wecs*objects)
+	for i := range wecs {
+		for j := range objects {
+			ws := wireWorkStatus(b, fmt.Sprintf("wec-%04d", i), fmt.Sprintf("app-%04d", j), i*objects+j, deploymentStatus(i*objects+j))
+			if transform {
+				_, _ = trimITSObject(ws)
+			} else {
+				trimManagedFields(ws)
+			}
+			held = append(held, ws)
+			g.wecs.update(nil, ws)
+		}
+	}
+	for j := range objects {
+		k := ObjectKey{Group: "apps", Resource: "deployments", Namespace: "default", Name: fmt.Sprintf("app-%04d", j)}
+		in := &objectInputs{g: g, key: k}
+		for i := range wecs {
+			if r := in.reportedOnce(fmt.Sprintf("wec-%04d", i)); r.status == nil {
+				b.Fatalf("object %s, WEC %d: no report", k, i)
+			}
+		}
+	}
+	after := heapLive()
+	runtime.KeepAlive(held)
+	runtime.KeepAlive(g)
+	if g.reports.len() != wecs*objects {
+		b.Fatalf("report cache holds %d entries, want %d", g.reports.len(), wecs*objects)
+	}
+	return float64(after-before) / float64(wecs*objects)
+}
+
+func heapLive() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
