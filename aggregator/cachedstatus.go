@@ -2,12 +2,16 @@ package aggregator
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/utils/lru"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
@@ -17,7 +21,7 @@ import (
 // values the collector and aggregation engines read, keeps them in Status.Object as a
 // decodedStatus, and drops the raw JSON; it also interns the strings that repeat across
 // WorkStatuses (mailbox namespaces, object names, labels, sourceRefs, the status's field names
-// and short values). The decoded value is never modified: the engines only read their inputs,
+// and short values), and gives WorkStatuses with the same labels one shared label map. The decoded value is never modified: the engines only read their inputs,
 // ContentClassifier pruning copies what it changes, and a deep copy of the WorkStatus shares it.
 
 // maxInternedValue is the longest string value of a reported status that is interned: short
@@ -105,7 +109,7 @@ func intern(s string) string {
 func internMeta(ws *controlv1alpha1.WorkStatus) {
 	ws.Namespace, ws.Name, ws.GenerateName = intern(ws.Namespace), intern(ws.Name), intern(ws.GenerateName)
 	ws.APIVersion, ws.Kind = intern(ws.APIVersion), intern(ws.Kind)
-	ws.Labels = internStringMap(ws.Labels)
+	ws.Labels = sharedStringMap(internStringMap(ws.Labels))
 	ws.Annotations = internStringMap(ws.Annotations)
 	r := &ws.Spec.SourceRef
 	r.Group, r.Version, r.Resource, r.Kind = intern(r.Group), intern(r.Version), intern(r.Resource), intern(r.Kind)
@@ -119,6 +123,35 @@ func internStringMap(m map[string]string) map[string]string {
 		}
 		m[intern(k)] = v
 	}
+	return m
+}
+
+// labelSets holds one instance of each label set of cached WorkStatuses (by its canonical text),
+// so the WorkStatuses of one WDS, whose labels are the same, share one map. It is bounded: a label
+// set that is not among the most recently used ones gets its own map again.
+var labelSets = lru.New(1024)
+
+// maxSharedLabels is the largest label set that is shared (by its number of labels).
+const maxSharedLabels = 16
+
+// sharedStringMap returns the shared instance of a map with m's entries. The map is read only:
+// cached objects are never modified, and a deep copy copies it.
+func sharedStringMap(m map[string]string) map[string]string {
+	if len(m) == 0 || len(m) > maxSharedLabels {
+		return m
+	}
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(m[k])
+		b.WriteByte(0)
+	}
+	key := b.String()
+	if shared, ok := labelSets.Get(key); ok {
+		return shared.(map[string]string)
+	}
+	labelSets.Add(key, m)
 	return m
 }
 

@@ -134,6 +134,17 @@ func TestTrimITSObjectInternsRepeatedStrings(t *testing.T) {
 			same("label key", k, k2)
 		}
 	}
+	if reflect.ValueOf(a.Labels).UnsafePointer() != reflect.ValueOf(b.Labels).UnsafePointer() {
+		t.Errorf("equal label sets are two maps, want one shared map")
+	}
+	c := wireWorkStatus(t, "wec-0002", "app-0001", 3, nil)
+	c.Labels["other"] = "x"
+	if _, err := trimITSObject(c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Labels) != 2 || c.Labels["other"] != "x" || len(a.Labels) != 1 {
+		t.Errorf("labels of another set = %v (first set %v), want their own", c.Labels, a.Labels)
+	}
 	sa, _ := workStatusStatus(a)
 	sb, _ := workStatusStatus(b)
 	condA := sa.(map[string]any)["conditions"].([]any)[0].(map[string]any)
