@@ -2,6 +2,7 @@ package collector
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -299,4 +300,40 @@ func BenchmarkKubeStellarRows(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkTableBytesPerWEC reports the live heap a Table holds per WEC after its results were
+// read (the WECs' inputs, shared with the caller, not counted): 1,000 WECs and the load test's
+// collector mix (test/load Collectors): a COUNT, a groupBy histogram, a select with a filter
+// that reads returned.status whole, and a MAX.
+func BenchmarkTableBytesPerWEC(b *testing.B) {
+	const n = 1000
+	c := newTestCompiler(b)
+	cols := []*Collector{
+		mustCompile(b, c, statusCollector("load-count", withCount("count"))),
+		mustCompile(b, c, statusCollector("load-histogram", withGroupBy("ready", "returned.status.readyReplicas"), withCount("count"))),
+		mustCompile(b, c, statusCollector("load-not-ready", withFilter("returned.status != null && returned.status.readyReplicas < obj.spec.replicas"),
+			withSelect("wec", "inventory.name"), withSelect("ready", "returned.status.readyReplicas"))),
+		mustCompile(b, c, statusCollector("load-marker", withAgg("seq", max_, "returned.status.replicas"))),
+	}
+	wecs := benchWECs(n)
+	names := make([]string, n)
+	for i, w := range wecs {
+		names[i] = w.Name
+	}
+	var perWEC float64
+	for b.Loop() {
+		before := liveHeap()
+		t := NewTable(benchObj, cols)
+		t.SetDestinations(names)
+		for _, w := range wecs {
+			t.UpsertWEC(w)
+		}
+		if res := t.Results(); len(res) != len(cols) {
+			b.Fatalf("unexpected result %v", res)
+		}
+		perWEC = float64(liveHeap()-before) / n
+		runtime.KeepAlive(t)
+	}
+	b.ReportMetric(perWEC, "B/WEC")
 }

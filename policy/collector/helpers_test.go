@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -185,4 +186,12 @@ func short(s string) string {
 		return s[:400] + "…"
 	}
 	return s
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -111,6 +112,7 @@ func (t *Table) UpsertWEC(w WEC) {
 		for _, cs := range t.collectors {
 			cs.update(t, i)
 		}
+		a.release()
 	}
 }
 
@@ -125,6 +127,7 @@ func (t *Table) RemoveWEC(name string) {
 		for _, cs := range t.collectors {
 			cs.update(t, i)
 		}
+		t.rows[i].release()
 	}
 }
 
@@ -132,13 +135,20 @@ func (t *Table) RemoveWEC(name string) {
 // The results share memory with the Table's cache: do not modify them.
 func (t *Table) Results() []controlv1alpha1.NamedStatusCombination {
 	out := make([]controlv1alpha1.NamedStatusCombination, len(t.collectors))
+	flushed := false
 	for i, cs := range t.collectors {
+		flushed = flushed || cs.pending > 0
 		if cs.dirty {
 			cs.result = cs.compute(t)
 			cs.dirty = false
 		}
 		cs.budget.end()
 		out[i] = cs.result
+	}
+	if flushed { // pending rows were evaluated: every row may hold CEL values now
+		for _, a := range t.rows {
+			a.release()
+		}
 	}
 	return out
 }
@@ -210,6 +220,14 @@ func (a *activation) init(t *Table, w WEC) {
 	if w.LastUpdate != nil && w.Status != nil { // a WEC whose status is null has reported nothing
 		a.propagation.raw[0], a.propagation.present[0] = types.Timestamp{Time: w.LastUpdate.UTC()}, true
 	}
+}
+
+// release drops the CEL values made while the activation's row was evaluated. They only wrap
+// the plain inputs (no copy) and are made again when the row is next evaluated; a Table keeps one
+// activation per WEC, so holding them would cost memory per WEC between evaluations. Select cells
+// evaluated while results are read (at most limit rows) may keep theirs until the row changes.
+func (a *activation) release() {
+	a.inventory.vals, a.returned.vals, a.propagation.vals = [2]ref.Val{}, [2]ref.Val{}, [2]ref.Val{}
 }
 
 func (a *activation) ResolveName(name string) (any, bool) {

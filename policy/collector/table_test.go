@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/go-cmp/cmp"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -161,5 +162,57 @@ func TestTableUpsertOnlyChangesThatRow(t *testing.T) {
 	want := []controlv1alpha1.StatusCombinationRow{row(vs("x"), vn("2")), row(vs("y"), vn("1"))}
 	if d := cmp.Diff(want, tbl.Results()[0].Rows); d != "" || len(tbl.Results()[0].RowErrors) > 0 {
 		t.Fatalf("(-want +got):\n%s\nerrors: %v", d, tbl.Results()[0].RowErrors)
+	}
+}
+
+// TestTableKeepsNoCELValuesBetweenEvaluations: after results are read, the rows beyond the
+// select limit hold no CEL values (they cost memory per WEC), and the results stay those of a
+// one-shot evaluation when rows change afterwards.
+func TestTableKeepsNoCELValuesBetweenEvaluations(t *testing.T) {
+	cols := incrementalCollectors(t)
+	obj := map[string]any{"spec": map[string]any{"replicas": int64(2)}}
+	var wecs []WEC
+	for i := range 8 {
+		wecs = append(wecs, wec(fmt.Sprintf("c%d", i), withStatus(map[string]any{"ready": true, "n": int64(i), "g": "x"}),
+			withLabels("region", fmt.Sprintf("r%d", i%2))))
+	}
+	names := func(ws []WEC) []string {
+		var out []string
+		for _, w := range ws {
+			out = append(out, w.Name)
+		}
+		return out
+	}
+	held := func(tb *Table) []string {
+		var out []string
+		for i, a := range tb.rows {
+			for _, f := range []*fieldsVal{&a.inventory, &a.returned, &a.propagation} {
+				if f.vals != [2]ref.Val{} && i >= 3 { // select limit 3: cells of the first rows are kept
+					out = append(out, tb.dests[i])
+				}
+			}
+		}
+		return out
+	}
+	tb := NewTable(obj, cols)
+	tb.SetDestinations(names(wecs))
+	for _, w := range wecs {
+		tb.UpsertWEC(w)
+	}
+	if diff := cmp.Diff(Evaluate(obj, wecs, cols), tb.Results()); diff != "" {
+		t.Fatalf("first results (-one-shot +table):\n%s", diff)
+	}
+	if h := held(tb); len(h) > 0 {
+		t.Errorf("after the first results, rows %v hold CEL values", h)
+	}
+	wecs[5] = wec("c5", withStatus(map[string]any{"ready": true, "n": int64(40), "g": "y"}), withLabels("region", "r9"))
+	tb.UpsertWEC(wecs[5])
+	tb.RemoveWEC("c6")
+	wecs[6] = wec("c6")
+	if diff := cmp.Diff(Evaluate(obj, wecs, cols), tb.Results()); diff != "" {
+		t.Fatalf("results after updates (-one-shot +table):\n%s", diff)
+	}
+	if h := held(tb); len(h) > 0 {
+		t.Errorf("after updates, rows %v hold CEL values", h)
 	}
 }
