@@ -309,16 +309,22 @@ type rowState struct {
 	kept    bool
 	errs    []rowError // in column order: filter, groupBy, subjects
 
-	// select: cells are evaluated only for rows within the limit, when results are read; their
-	// errors count only while the row is within the limit.
-	cellsDone bool
-	cells     []controlv1alpha1.Value
-	cellErrs  []rowError
+	// select: cells are evaluated only for rows within the limit, when results are read (nil
+	// until then); their errors count only while the row is within the limit. Behind a pointer,
+	// so that rows beyond the limit and aggregation rows do not hold the fields (a Table has a
+	// row per WEC and collector).
+	cells *selectCells
 
 	// aggregation
 	group    *group
 	key      []jvalue
 	subjects []subject
+}
+
+// selectCells are a select row's evaluated cells and their errors.
+type selectCells struct {
+	values []controlv1alpha1.Value
+	errs   []rowError
 }
 
 // reset re-evaluates every row.
@@ -484,11 +490,11 @@ func (cs *colState) join(i int, key []byte) {
 // evalCells evaluates a select row's cells: a failing cell is Null with a row error.
 func (cs *colState) evalCells(t *Table, i int) {
 	r := &cs.rows[i]
-	if r.cellsDone {
+	if r.cells != nil {
 		return
 	}
-	r.cellsDone = true
-	r.cells = make([]controlv1alpha1.Value, len(cs.col.selects))
+	c := &selectCells{values: make([]controlv1alpha1.Value, len(cs.col.selects))}
+	r.cells = c
 	for k, s := range cs.col.selects {
 		out, err := s.prg.eval(t.rows[i], &cs.budget)
 		var v jvalue
@@ -496,11 +502,11 @@ func (cs *colState) evalCells(t *Table, i int) {
 			v, err = fromAny(out)
 		}
 		if err != nil {
-			r.cells[k] = nullValue()
-			r.cellErrs = append(r.cellErrs, rowError{s.name, err.Error()})
+			c.values[k] = nullValue()
+			c.errs = append(c.errs, rowError{s.name, err.Error()})
 			continue
 		}
-		r.cells[k] = v.toValue()
+		c.values[k] = v.toValue()
 	}
 }
 
@@ -517,8 +523,8 @@ func (cs *colState) compute(t *Table) controlv1alpha1.NamedStatusCombination {
 			}
 			if r.kept && !full {
 				cs.evalCells(t, i)
-				res.Rows = append(res.Rows, controlv1alpha1.StatusCombinationRow{Columns: r.cells})
-				res.RowErrors = errorsOf(t.dests[i], r.cellErrs, res.RowErrors)
+				res.Rows = append(res.Rows, controlv1alpha1.StatusCombinationRow{Columns: r.cells.values})
+				res.RowErrors = errorsOf(t.dests[i], r.cells.errs, res.RowErrors)
 			}
 			if len(r.errs) > 0 {
 				seen++
