@@ -206,10 +206,14 @@ func (a *Aggregator) WatchedResources() []string { return a.watches.list() }
 // statusfold does not read there, except the newest write time (lastWrite), kept as one entry
 // without field sets; it decodes the reported status once, in place of the raw JSON, and interns
 // the strings that repeat across WorkStatuses (cachedstatus.go). Of other objects it drops the
-// managed fields. Smaller cached objects are cheaper to hold, list and copy.
+// managed fields. Smaller cached objects are cheaper to hold, list and copy. It writes nothing to
+// a WorkStatus it already transformed (client-go may hand it one again).
 func trimITSObject(in any) (any, error) {
 	switch o := in.(type) {
 	case *controlv1alpha1.WorkStatus:
+		if transformed(o) {
+			return o, nil // cache readers may hold it: no writes
+		}
 		trimManagedFields(o)
 		decodeCachedStatus(o)
 		internMeta(o)

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"unique"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,8 +21,9 @@ import (
 // values the collector and aggregation engines read, keeps them in Status.Object as a
 // decodedStatus, and drops the raw JSON; it also interns the strings that repeat across
 // WorkStatuses (mailbox namespaces, object names, labels, sourceRefs, the status's field names
-// and short values), and gives WorkStatuses with the same labels one shared label map. The decoded value is never modified: the engines only read their inputs,
-// ContentClassifier pruning copies what it changes, and a deep copy of the WorkStatus shares it.
+// and short values), and gives WorkStatuses with the same labels one shared label map. The
+// decoded value is never modified: the engines only read their inputs, ContentClassifier pruning
+// copies what it changes, and a deep copy of the WorkStatus shares it.
 
 // maxInternedValue is the longest string value of a reported status that is interned: short
 // values (condition types, statuses, reasons, phases, common messages) repeat across WECs and
@@ -31,9 +32,11 @@ import (
 const maxInternedValue = 64
 
 // decodedStatus is a WorkStatus's reported state, decoded once by the ITS cache's transform. It
-// is immutable, so DeepCopyObject returns the same value.
+// is immutable, so DeepCopyObject returns the same value. Its presence also marks the WorkStatus
+// as transformed.
 type decodedStatus struct {
-	value any // never nil: a WorkStatus whose status is null or absent holds no decodedStatus
+	value any   // nil: the status is null or absent
+	err   error // the status is not JSON (value is nil): reading it fails, as decoding it would
 }
 
 var _ runtime.Object = (*decodedStatus)(nil)
@@ -41,34 +44,38 @@ var _ runtime.Object = (*decodedStatus)(nil)
 func (d *decodedStatus) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
 func (d *decodedStatus) DeepCopyObject() runtime.Object   { return d }
 
-// decodeCachedStatus replaces ws's raw status by its decoded, interned form. A status that is not
-// JSON stays raw: workStatusStatus reports the error when the status is read, as without the
-// transform.
+// transformed reports whether ws went through the ITS cache's transform already.
+func transformed(ws *controlv1alpha1.WorkStatus) bool {
+	_, ok := ws.Status.Object.(*decodedStatus)
+	return ok
+}
+
+// decodeCachedStatus replaces ws's raw status by its decoded, interned form (or by the decoding
+// error, which workStatusStatus returns when the status is read, as decoding it then would).
 func decodeCachedStatus(ws *controlv1alpha1.WorkStatus) {
-	if ws.Status.Object != nil || len(ws.Status.Raw) == 0 {
-		return
+	d := &decodedStatus{}
+	if len(ws.Status.Raw) > 0 {
+		var v any
+		if err := utiljson.Unmarshal(ws.Status.Raw, &v); err != nil {
+			d.err = err
+		} else {
+			d.value = internValue(v)
+		}
 	}
-	var v any
-	if err := utiljson.Unmarshal(ws.Status.Raw, &v); err != nil {
-		return
-	}
-	ws.Status.Raw = nil
-	if v != nil {
-		ws.Status.Object = &decodedStatus{value: internValue(v)}
-	}
+	ws.Status.Raw, ws.Status.Object = nil, d
 }
 
 // workStatusStatus returns ws's reported status decoded (nil: none, or null): the cache's decoded
 // form, or the raw JSON decoded now for a WorkStatus that did not come through the ITS cache.
 func workStatusStatus(ws *controlv1alpha1.WorkStatus) (any, error) {
-	if d, ok := ws.Status.Object.(*decodedStatus); ok {
-		return d.value, nil
-	}
-	if len(ws.Status.Raw) == 0 {
-		return nil, nil
-	}
 	var status any
-	if err := utiljson.Unmarshal(ws.Status.Raw, &status); err != nil {
+	var err error
+	if d, ok := ws.Status.Object.(*decodedStatus); ok {
+		status, err = d.value, d.err
+	} else if len(ws.Status.Raw) > 0 {
+		err = utiljson.Unmarshal(ws.Status.Raw, &status)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("WorkStatus %s/%s: status: %w", ws.Namespace, ws.Name, err)
 	}
 	return status, nil
@@ -96,11 +103,39 @@ func internValue(v any) any {
 	return v
 }
 
-func intern(s string) string {
+// internTable is the intern table of the ITS cache's transform.
+var internTable = newStringTable(1 << 16)
+
+func intern(s string) string { return internTable.intern(s) }
+
+// stringTable interns strings: while a string is in the table, every intern of an equal string
+// returns the table's copy. It is bounded: when full it starts afresh — strings handed out stay
+// valid, and later ones are shared from the new table — so unique strings (timestamps, UIDs)
+// cannot make it grow without limit. (unique.Make would not do: its canonical copy lives only
+// while a Handle does, so a string held without one is copied again after a collection.)
+type stringTable struct {
+	mu  sync.Mutex
+	m   map[string]string
+	max int
+}
+
+func newStringTable(max int) *stringTable { return &stringTable{m: map[string]string{}, max: max} }
+
+func (t *stringTable) intern(s string) string {
 	if s == "" {
 		return ""
 	}
-	return unique.Make(s).Value()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c, ok := t.m[s]; ok {
+		return c
+	}
+	if len(t.m) >= t.max {
+		clear(t.m)
+	}
+	s = strings.Clone(s) // not a part of a larger buffer
+	t.m[s] = s
+	return s
 }
 
 // internMeta interns the strings of a cached WorkStatus that repeat across WorkStatuses: its
@@ -116,6 +151,7 @@ func internMeta(ws *controlv1alpha1.WorkStatus) {
 	r.Namespace, r.Name = intern(r.Namespace), intern(r.Name)
 }
 
+// internStringMap interns m's keys and short values in place.
 func internStringMap(m map[string]string) map[string]string {
 	for k, v := range m {
 		if len(v) <= maxInternedValue {

@@ -70,7 +70,7 @@ func TestTrimITSObjectDecodesTheStatusOnce(t *testing.T) {
 		name   string
 		raw    string
 		want   any  // what the readers get
-		decode bool // the raw JSON is replaced by the decoded form
+		decode bool // the raw JSON is dropped
 		err    bool
 	}{
 		{"object", `{"replicas":3,"ready":2.5,"conditions":[{"type":"Available","status":"True"}]}`,
@@ -78,7 +78,7 @@ func TestTrimITSObjectDecodesTheStatusOnce(t *testing.T) {
 		{"scalar", `"Running"`, "Running", true, false},
 		{"null", `null`, nil, true, false},
 		{"absent", ``, nil, false, false},
-		{"not JSON stays raw, and its error shows when read", `{"a":`, nil, false, true},
+		{"not JSON: its error shows when read", `{"a":`, nil, true, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -258,4 +258,53 @@ func heapLive() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// TestTrimITSObjectIsIdempotent: a WorkStatus transformed again (client-go may pass objects already
+// in the cache to the transform) reads the same, and its shared maps are not written (-race: a
+// reader of the cached object runs meanwhile).
+func TestTrimITSObjectIsIdempotent(t *testing.T) {
+	ws := wireWorkStatus(t, "wec-0001", "app-0001", 1, deploymentStatus(1))
+	if _, err := trimITSObject(ws); err != nil {
+		t.Fatal(err)
+	}
+	want := ws.DeepCopy()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 1000 {
+			for k, v := range ws.Labels {
+				_, _ = k, v
+			}
+		}
+	}()
+	for range 100 {
+		if _, err := trimITSObject(ws); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+	if !reflect.DeepEqual(ws, want) {
+		t.Errorf("after transforming again:\n got %+v\nwant %+v", ws, want)
+	}
+}
+
+func TestStringTableIsBoundedAndShares(t *testing.T) {
+	tab := newStringTable(2)
+	dup := func(s string) string { return string([]byte(s)) } // an equal string, another copy
+	a := tab.intern(dup("a"))
+	if got := tab.intern(dup("a")); unsafe.StringData(got) != unsafe.StringData(a) {
+		t.Errorf("interning an equal string gave another copy")
+	}
+	tab.intern(dup("b"))
+	tab.intern(dup("c")) // full: starts afresh
+	if n := len(tab.m); n > 2 {
+		t.Errorf("table holds %d strings, want at most 2", n)
+	}
+	if got := tab.intern(dup("a")); got != "a" {
+		t.Errorf("intern after a reset = %q, want %q", got, "a")
+	}
+	if got := tab.intern(""); got != "" {
+		t.Errorf("intern of the empty string = %q", got)
+	}
 }
