@@ -203,8 +203,8 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 func (a *Aggregator) WatchedResources() []string { return a.watches.list() }
 
 // trimITSObject is the ITS cache's transform. Of a WorkStatus it drops the managed fields, which
-// statusfold does not read there, except the newest write time (lastWrite), kept as one entry
-// without field sets; it decodes the reported status once, in place of the raw JSON, and interns
+// statusfold does not read there, except the newest write time (lastWrite), kept beside the
+// decoded status; it decodes the reported status once, in place of the raw JSON, and interns
 // the strings that repeat across WorkStatuses (cachedstatus.go). Of other objects it drops the
 // managed fields. Smaller cached objects are cheaper to hold, list and copy. It writes nothing to
 // a WorkStatus it already transformed (client-go may hand it one again).
@@ -214,8 +214,8 @@ func trimITSObject(in any) (any, error) {
 		if transformed(o) {
 			return o, nil // cache readers may hold it: no writes
 		}
-		trimManagedFields(o)
-		decodeCachedStatus(o)
+		decodeCachedStatus(o) // first: it keeps the newest write time of the managed fields
+		dropManagedFields(o)
 		internMeta(o)
 		return o, nil
 	case client.Object:

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -37,6 +37,9 @@ const maxInternedValue = 64
 type decodedStatus struct {
 	value any   // nil: the status is null or absent
 	err   error // the status is not JSON (value is nil): reading it fails, as decoding it would
+	// written is when the WorkStatus was last written (lastWrite), taken from the managed fields,
+	// which the transform drops.
+	written time.Time
 }
 
 var _ runtime.Object = (*decodedStatus)(nil)
@@ -53,7 +56,7 @@ func transformed(ws *controlv1alpha1.WorkStatus) bool {
 // decodeCachedStatus replaces ws's raw status by its decoded, interned form (or by the decoding
 // error, which workStatusStatus returns when the status is read, as decoding it then would).
 func decodeCachedStatus(ws *controlv1alpha1.WorkStatus) {
-	d := &decodedStatus{}
+	d := &decodedStatus{written: lastWrite(ws)}
 	if len(ws.Status.Raw) > 0 {
 		var v any
 		if err := utiljson.Unmarshal(ws.Status.Raw, &v); err != nil {
@@ -191,20 +194,8 @@ func sharedStringMap(m map[string]string) map[string]string {
 	return m
 }
 
-// trimManagedFields drops the managed fields except the newest write time (lastWrite), kept as
-// one entry without field sets.
-func trimManagedFields(ws *controlv1alpha1.WorkStatus) {
-	if len(ws.ManagedFields) == 0 {
-		return
-	}
-	var newest *metav1.Time
-	for _, mf := range ws.ManagedFields {
-		if mf.Time != nil && (newest == nil || mf.Time.After(newest.Time)) {
-			newest = mf.Time
-		}
-	}
+// dropManagedFields drops the managed fields, which statusfold does not read in the ITS cache; the
+// newest write time, which it reads (lastWrite), is kept in the decodedStatus.
+func dropManagedFields(ws *controlv1alpha1.WorkStatus) {
 	ws.ManagedFields = nil
-	if newest != nil {
-		ws.ManagedFields = []metav1.ManagedFieldsEntry{{Time: newest}}
-	}
 }
