@@ -78,8 +78,8 @@ type Aggregator struct {
 	orphans    *sync.Map // ObjectKey → struct{}: see gatherer.orphans
 	watches    *watcher
 
-	// versionRefresh: see onWorkload.
-	versionRefresh time.Duration
+	// versionRefresh and ownVersionRefresh: see onWorkload.
+	versionRefresh, ownVersionRefresh time.Duration
 	// servesAggregationPolicies reports whether the AggregationPolicy kind is served (then it is
 	// watched), as found when the controllers start.
 	servesAggregationPolicies func() bool
@@ -152,7 +152,7 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		clusterGen: &atomic.Uint64{},
 		orphans:    &sync.Map{},
 
-		versionRefresh: DefaultVersionRefreshDelay,
+		versionRefresh: DefaultVersionRefreshDelay, ownVersionRefresh: DefaultOwnVersionRefreshDelay,
 	}
 	a.watches = newWatcher(a.wdsCache, opts.WatchSyncTimeout, func(info resourceInfo) toolscache.ResourceEventHandler {
 		return handlerFuncs(a.onWorkload(info))

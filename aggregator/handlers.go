@@ -147,6 +147,12 @@ func (a *Aggregator) onBinding(o, n client.Object) {
 	for _, k := range changedBound(ob, nb) {
 		a.objects.Add(k)
 	}
+	if nb != nil && ob != nil && a.ownWrites.echo(bindingWriteKey(nb.Name), nb.ResourceVersion) {
+		return // statusfold's own write, whose reconcile already wrote the status it implies
+	}
+	if ob != nil && nb == nil {
+		a.ownWrites.forget(bindingWriteKey(ob.Name))
+	}
 	a.policies.Add(nameOf(o, n))
 }
 
@@ -255,15 +261,31 @@ func (a *Aggregator) onNamespace(o, n client.Object) {
 }
 
 // DefaultVersionRefreshDelay is how long a Binding may list an object's previous resourceVersion
-// after an update that cannot change which policies select the object.
-const DefaultVersionRefreshDelay = 5 * time.Second
+// after an update that cannot change which policies select the object; DefaultOwnVersionRefreshDelay
+// the same after statusfold's own write of the object's status and labels (its status return),
+// which changes nothing a Binding's consumer delivers.
+const (
+	DefaultVersionRefreshDelay    = 5 * time.Second
+	DefaultOwnVersionRefreshDelay = time.Minute
+)
+
+// statusOnly reports whether an update changed at most the object's status (and metadata that
+// nothing delivers to a WEC: resourceVersion, managedFields): a kind with a status subresource,
+// whose generation counts every other change, at the same generation with the same annotations.
+func statusOnly(info resourceInfo, o, n client.Object) bool {
+	return info.HasStatus && o != nil && n != nil && n.GetGeneration() > 0 && o.GetGeneration() == n.GetGeneration() &&
+		maps.Equal(o.GetAnnotations(), n.GetAnnotations())
+}
 
 // onWorkload: a workload object changed: the policies that may select it, and the object itself.
 // Selection depends only on the object's existence, namespace, name and labels; an update that
 // changes none of them (a status write, statusfold's own included) changes only the
 // resourceVersion the Bindings record, so it re-resolves only the policies whose Binding lists the
-// object, after versionRefresh: the updates of that delay coalesce into one Binding write per
-// policy (Bindings list resourceVersions: docs/rules.md "Bindings"), instead of one per update.
+// object, after versionRefresh (ownVersionRefresh for a status-only change — statusfold's own status
+// return, or KubeStellar's — which changes nothing a Binding's consumer delivers to a WEC):
+// the updates of that delay coalesce into one Binding write per policy (Bindings list
+// resourceVersions: docs/rules.md "Bindings"), instead of one per update. A queued refresh is never
+// postponed: the earliest wins.
 func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 	return func(o, n client.Object) {
 		obj := n
@@ -274,12 +296,18 @@ func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 			return
 		}
 		key := ObjectKey{Group: info.GVR.Group, Resource: info.GVR.Resource, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+		refresh := a.versionRefresh
 		switch {
 		case n == nil:
 			a.ownWrites.forget(key.String())
 			a.objects.Add(key)
 		case !a.ownWrites.echo(key.String(), n.GetResourceVersion()):
 			a.objects.Add(key) // not the echo of statusfold's own status return
+		default:
+			refresh = a.ownVersionRefresh
+		}
+		if statusOnly(info, o, n) {
+			refresh = a.ownVersionRefresh
 		}
 		if a.opts.BindingResolution != BindingResolutionInternal {
 			return
@@ -294,7 +322,7 @@ func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 				return
 			}
 			for i := range bl.Items {
-				a.policies.AddAfter(bl.Items[i].Name, a.versionRefresh)
+				a.policies.AddAfter(bl.Items[i].Name, refresh)
 			}
 			return
 		}

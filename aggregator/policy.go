@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
@@ -76,9 +77,13 @@ func (r *policyReconciler) reconcile(ctx context.Context, name string) error {
 		}
 		policyErrs = errs
 		if binding == nil || !equality.Semantic.DeepEqual(binding.Spec, spec) {
-			if err := r.applyBinding(ctx, &bp, spec); err != nil {
+			written, err := r.applyBinding(ctx, &bp, spec)
+			if err != nil {
 				return err
 			}
+			// The Binding as written: its status below needs no second pass (the echo of
+			// this write does not re-queue the policy; onBinding).
+			binding = written
 		}
 	}
 	cond := r.collectorsCondition(ctx, policyCollectors(&bp))
@@ -149,7 +154,9 @@ func (r *policyReconciler) resolve(ctx context.Context, bp *controlv1alpha1.Bind
 	return spec, errs, nil
 }
 
-func (r *policyReconciler) applyBinding(ctx context.Context, bp *controlv1alpha1.BindingPolicy, spec controlv1alpha1.BindingSpec) error {
+// applyBinding writes the Binding's spec and returns the Binding as the apiserver answered; its
+// resourceVersion is remembered, so its echo is known (onBinding).
+func (r *policyReconciler) applyBinding(ctx context.Context, bp *controlv1alpha1.BindingPolicy, spec controlv1alpha1.BindingSpec) (*controlv1alpha1.Binding, error) {
 	b := &controlv1alpha1.Binding{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: bp.Name,
@@ -162,9 +169,17 @@ func (r *policyReconciler) applyBinding(ctx context.Context, bp *controlv1alpha1
 	}
 	u, err := toApply(b, "Binding", false)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return r.writer.apply(ctx, u, "", true, "binding")
+	if err := r.writer.apply(ctx, u, "", true, "binding"); err != nil {
+		return nil, err
+	}
+	r.ownWrites.record(bindingWriteKey(bp.Name), u.GetResourceVersion())
+	var written controlv1alpha1.Binding
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &written); err != nil {
+		return nil, fmt.Errorf("reading the written Binding %s: %w", bp.Name, err)
+	}
+	return &written, nil
 }
 
 // deleteOrphanBinding deletes the Binding of a deleted policy (garbage collection does the same
@@ -278,13 +293,17 @@ func (r *policyReconciler) applyPolicyStatus(ctx context.Context, bp *controlv1a
 	return r.writer.apply(ctx, u, "status", true, "bindingpolicy-status")
 }
 
+// applyBindingStatus writes statusfold's condition on the Binding when it changed. The Binding's
+// observedGeneration and errors are not statusfold's: KubeStellar's transport controller writes
+// them when it has processed a generation (docs/controller.md, "Bindings"); claiming them would
+// also cost a second write of the whole Binding after every spec write.
 func (r *policyReconciler) applyBindingStatus(ctx context.Context, b *controlv1alpha1.Binding, cond controlv1alpha1.BindingPolicyCondition) error {
 	conds, changed := mergeCondition(b.Status.Conditions, cond)
-	if !changed && b.Status.ObservedGeneration == b.Generation {
+	if !changed {
 		return nil
 	}
 	out := &controlv1alpha1.Binding{ObjectMeta: metav1.ObjectMeta{Name: b.Name},
-		Status: controlv1alpha1.BindingStatus{Conditions: conds, ObservedGeneration: b.Generation}}
+		Status: controlv1alpha1.BindingStatus{Conditions: conds}}
 	u, err := toApply(out, "Binding", true)
 	if err != nil {
 		return err

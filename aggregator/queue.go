@@ -193,6 +193,9 @@ func (w *ownWrites) len() int {
 	return n
 }
 
+// bindingWriteKey is the ownWrites key of a Binding.
+func bindingWriteKey(name string) string { return "bindings/" + name }
+
 // combinedStatusWriteKey is the ownWrites key of a CombinedStatus.
 func combinedStatusWriteKey(namespace, name string) string {
 	return "combinedstatuses/" + namespace + "/" + name

@@ -37,7 +37,7 @@ var (
 	flagMaxDelay   = flag.Duration("load.max-write-delay", aggregator.DefaultMaxWriteDelay, "the manager's --max-write-delay (0: pacing off)")
 	flagMgrWorkers = flag.Int("load.manager-workers", aggregator.DefaultWorkers, "the manager's --workers")
 	flagSettle     = flag.Duration("load.settle", 5*time.Minute, "how long statusfold may take to reflect every write of a phase (the initial sync, L1, L2's drain)")
-	flagAPIProfile = flag.Bool("load.apiserver-profile", false, "run the apiserver with --profiling and take its CPU profile over L2")
+	flagAPIProfile = flag.Bool("load.apiserver-profile", false, "run the apiserver with --profiling and take its CPU profiles over L1 and L2")
 	flagProfileDir = flag.String("load.profile-dir", "", "write cpu.pprof, heap.pprof and manager.log here (default: a temp folder)")
 )
 
@@ -183,7 +183,7 @@ func runLoad(t *testing.T, c Config) *Report {
 		L1Updates: c.L1Updates, L1Rate: base.L1.RatePerSec, L2For: c.L2For, Window: c.Window,
 		Settle: c.Settle, ProfileDir: profDir, Seed: 1, APIServerPID: apiserverPID,
 		PlainCPUPerWrite: base.MaxRate.APIServerCPUPerWrite, IdleCPUPerSec: base.IdleCPUPerSec,
-		APIServerProfile: apiProfile,
+		APIServer: cp.Config, APIServerProfile: apiProfile,
 	}, t.Logf)
 	if err != nil {
 		t.Fatalf("statusfold: %v (manager log: %s)", err, logFile.Name())

@@ -35,8 +35,10 @@ type StatusfoldConfig struct {
 	// IdleCPUPerSec its idle CPU seconds per second, from the baseline.
 	PlainCPUPerWrite time.Duration
 	IdleCPUPerSec    float64
+	// APIServer reaches the apiserver for its request counters; nil: not read.
+	APIServer *rest.Config
 	// APIServerProfile, when set, reaches an apiserver started with --profiling: its CPU
-	// profile over L2 goes to ProfileDir/apiserver-cpu.pprof.
+	// profiles over L1 and L2 go to ProfileDir/apiserver-l1-cpu.pprof and apiserver-cpu.pprof.
 	APIServerProfile *rest.Config
 }
 
@@ -70,6 +72,9 @@ type Cost struct {
 	// APIServerCPUPerUpdate is the apiserver's CPU time per update: the update's own write
 	// plus everything statusfold makes the apiserver do for it; 0: not measured.
 	APIServerCPUPerUpdate time.Duration `json:"apiserverCPUPerUpdate"`
+	// Requests are the apiserver's requests over the phase by verb and resource, most
+	// handling time first (the writers' own included); empty: not read.
+	Requests []RequestCount `json:"apiserverRequests,omitempty"`
 }
 
 // L2Result is statusfold with the writers writing as fast as they can.
@@ -168,7 +173,8 @@ func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc Stat
 	// L1: updates paced at a fraction of the plain maximum rate.
 	l1 := &res.L1
 	l1.RatePerSec, l1.Updates = sc.L1Rate, sc.L1Updates
-	meter, err := startCost(mgr, sc.APIServerPID)
+	l1Prof := profileAPIServer(ctx, sc.APIServerProfile, int(float64(sc.L1Updates)/sc.L1Rate), filepath.Join(sc.ProfileDir, "apiserver-l1-cpu.pprof"))
+	meter, err := startCost(ctx, mgr, sc.APIServerPID, sc.APIServer)
 	if err != nil {
 		return nil, err
 	}
@@ -182,15 +188,18 @@ func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc Stat
 	if err := ret.settle(ctx, sc.Settle); err != nil {
 		return nil, fmt.Errorf("L1 returned status: %w", err)
 	}
-	if l1.Cost, err = meter.per(sc.L1Updates); err != nil {
+	if l1.Cost, err = meter.per(ctx, sc.L1Updates); err != nil {
 		return nil, err
+	}
+	if err := <-l1Prof; err != nil {
+		logf("apiserver CPU profile over L1: %v", err)
 	}
 	csDone, _ := cs.take()
 	retDone, _ := ret.take()
 	l1.CombinedStatus = Summarize(latencies(csDone))
 	l1.Returned = Summarize(latencies(retDone))
-	logf("statusfold L1: %d updates at %.0f/s: write→CombinedStatus %s; write→returned %s; %.2f writes, %s manager CPU, %s apiserver CPU per update",
-		l1.Updates, l1.RatePerSec, l1.CombinedStatus, l1.Returned, l1.WritesPerUpdate, l1.ManagerCPUPerUpdate, l1.APIServerCPUPerUpdate)
+	logf("statusfold L1: %d updates at %.0f/s: write→CombinedStatus %s; write→returned %s; %.2f writes, %s manager CPU, %s apiserver CPU per update; apiserver requests:%s",
+		l1.Updates, l1.RatePerSec, l1.CombinedStatus, l1.Returned, l1.WritesPerUpdate, l1.ManagerCPUPerUpdate, l1.APIServerCPUPerUpdate, formatRequests(l1.Requests, 12))
 
 	if err := runL2(ctx, f, mgr, sc, cs, ret, write, &res.L2, logf); err != nil {
 		return nil, err
@@ -259,15 +268,8 @@ func runL2(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc StatusfoldCo
 	go func() {
 		profDone <- fetch(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", mgr.PprofAddr, secs), filepath.Join(sc.ProfileDir, "cpu.pprof"))
 	}()
-	apiProf := make(chan error, 1)
-	if sc.APIServerProfile != nil {
-		go func() {
-			apiProf <- fetchAPIServerProfile(ctx, sc.APIServerProfile, secs, filepath.Join(sc.ProfileDir, "apiserver-cpu.pprof"))
-		}()
-	} else {
-		apiProf <- nil
-	}
-	meter, err := startCost(mgr, sc.APIServerPID)
+	apiProf := profileAPIServer(ctx, sc.APIServerProfile, secs, filepath.Join(sc.ProfileDir, "apiserver-cpu.pprof"))
+	meter, err := startCost(ctx, mgr, sc.APIServerPID, sc.APIServer)
 	if err != nil {
 		return err
 	}
@@ -294,7 +296,7 @@ func runL2(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc StatusfoldCo
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if l2.Cost, err = meter.per(l2.Updates); err != nil {
+	if l2.Cost, err = meter.per(ctx, l2.Updates); err != nil {
 		return err
 	}
 	l2.APIServerCPUAddedPerUpdate = l2.APIServerCPUPerUpdate - sc.PlainCPUPerWrite
@@ -313,10 +315,10 @@ func runL2(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc StatusfoldCo
 	}
 	l2.Windows = StalenessWindows(updates, start, sc.Window, max(int(sc.L2For/sc.Window), 1))
 	l2.Trend = TrendOf(l2.Windows)
-	logf("statusfold L2: %d writers, %d updates in %s (%.0f/s); drain %s (%d unreflected); p99 staleness first %s, last %s, worst %s, slope %s/min; %.2f writes, %s manager CPU, %s apiserver CPU (%s added) per update",
+	logf("statusfold L2: %d writers, %d updates in %s (%.0f/s); drain %s (%d unreflected); p99 staleness first %s, last %s, worst %s, slope %s/min; %.2f writes, %s manager CPU, %s apiserver CPU (%s added) per update; apiserver requests:%s",
 		l2.Writers, l2.Updates, l2.Duration.Round(time.Millisecond), l2.WriteRatePerSec, l2.Drain.Round(time.Millisecond), l2.Unreflected,
 		ms(l2.Trend.First), ms(l2.Trend.Last), ms(l2.Trend.Worst), ms(l2.Trend.SlopePerMinute),
-		l2.WritesPerUpdate, l2.ManagerCPUPerUpdate, l2.APIServerCPUPerUpdate, l2.APIServerCPUAddedPerUpdate)
+		l2.WritesPerUpdate, l2.ManagerCPUPerUpdate, l2.APIServerCPUPerUpdate, l2.APIServerCPUAddedPerUpdate, formatRequests(l2.Requests, 12))
 	if err := <-profDone; err != nil {
 		logf("CPU profile: %v", err)
 	}
@@ -326,32 +328,41 @@ func runL2(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc StatusfoldCo
 	return nil
 }
 
-// costMeter measures what a phase costs: the manager's writes and CPU, the apiserver's CPU.
+// costMeter measures what a phase costs: the manager's writes and CPU, the apiserver's CPU and
+// requests.
 type costMeter struct {
-	mgr    *ManagerProcess
-	before managerSample
-	api    cpuMeter
+	mgr      *ManagerProcess
+	before   managerSample
+	api      cpuMeter
+	requests *apiRequests
 }
 
-func startCost(mgr *ManagerProcess, apiserverPID int) (*costMeter, error) {
+// startCost starts measuring; apiserver nil: its requests are not read.
+func startCost(ctx context.Context, mgr *ManagerProcess, apiserverPID int, apiserver *rest.Config) (*costMeter, error) {
+	reqs, err := startRequests(ctx, apiserver)
+	if err != nil {
+		return nil, err
+	}
 	s, err := mgr.sample()
 	if err != nil {
 		return nil, err
 	}
-	return &costMeter{mgr: mgr, before: s, api: startCPU(apiserverPID)}, nil
+	return &costMeter{mgr: mgr, before: s, api: startCPU(apiserverPID), requests: reqs}, nil
 }
 
 // per is the cost since the start divided by n updates.
-func (m *costMeter) per(n int) (Cost, error) {
+func (m *costMeter) per(ctx context.Context, n int) (Cost, error) {
 	after, err := m.mgr.sample()
 	if err != nil || n <= 0 {
 		return Cost{}, err
 	}
-	return Cost{
+	c := Cost{
 		WritesPerUpdate:       (after.writes - m.before.writes) / float64(n),
 		ManagerCPUPerUpdate:   (after.proc.CPU - m.before.proc.CPU) / time.Duration(n),
 		APIServerCPUPerUpdate: m.api.per(n),
-	}, nil
+	}
+	c.Requests, err = m.requests.since(ctx, n)
+	return c, err
 }
 
 // managerSample is the manager's counters at one time.
@@ -369,6 +380,18 @@ func (m *ManagerProcess) sample() (managerSample, error) {
 	s.writes = mv["statusfold_writes_total"]
 	s.proc, err = ReadProcStat(m.Cmd.Process.Pid)
 	return s, err
+}
+
+// profileAPIServer takes the apiserver's CPU profile over the next secs seconds in the
+// background; the channel reports the outcome (at once when cfg is nil: no profile).
+func profileAPIServer(ctx context.Context, cfg *rest.Config, secs int, path string) <-chan error {
+	done := make(chan error, 1)
+	if cfg == nil {
+		done <- nil
+		return done
+	}
+	go func() { done <- fetchAPIServerProfile(ctx, cfg, max(secs, 1), path) }()
+	return done
 }
 
 // fetchAPIServerProfile writes the apiserver's CPU profile over the next secs seconds to path.

@@ -1,0 +1,150 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// RequestCount is what the apiserver served for one kind of request over a phase: a verb on a
+// resource (group/resource[/subresource]), from its own metrics.
+type RequestCount struct {
+	Verb     string `json:"verb"`
+	Resource string `json:"resource"`
+	// Count is the number of requests; Seconds their summed handling time (latency, not CPU:
+	// the share of the apiserver's work a kind of request takes).
+	Count   float64 `json:"count"`
+	Seconds float64 `json:"seconds"`
+	// PerUpdate is Count divided by the phase's updates.
+	PerUpdate float64 `json:"perUpdate"`
+}
+
+// requestSnapshot is the apiserver's request counters at one time, by verb and resource.
+type requestSnapshot map[[2]string]RequestCount
+
+// apiRequests reads the apiserver's request counters (apiserver_request_total and
+// apiserver_request_duration_seconds) before and after a phase.
+type apiRequests struct {
+	cs     kubernetes.Interface
+	before requestSnapshot
+}
+
+// startRequests takes the first snapshot; nil config: not measured.
+func startRequests(ctx context.Context, cfg *rest.Config) (*apiRequests, error) {
+	if cfg == nil {
+		return nil, nil
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &apiRequests{cs: cs}
+	r.before, err = r.snapshot(ctx)
+	return r, err
+}
+
+func (r *apiRequests) snapshot(ctx context.Context) (requestSnapshot, error) {
+	b, err := r.cs.CoreV1().RESTClient().Get().AbsPath("/metrics").Timeout(30 * time.Second).DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("apiserver metrics: %w", err)
+	}
+	return parseRequests(b)
+}
+
+// parseRequests sums the apiserver's request counters by verb and resource.
+func parseRequests(text []byte) (requestSnapshot, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(text))
+	if err != nil {
+		return nil, fmt.Errorf("apiserver metrics: %w", err)
+	}
+	out := requestSnapshot{}
+	key := func(labels map[string]string) [2]string {
+		res := labels["resource"]
+		if g := labels["group"]; g != "" {
+			res = g + "/" + res
+		}
+		if s := labels["subresource"]; s != "" {
+			res += "/" + s
+		}
+		return [2]string{labels["verb"], res}
+	}
+	labels := func(m *dto.Metric) map[string]string {
+		l := map[string]string{}
+		for _, lp := range m.GetLabel() {
+			l[lp.GetName()] = lp.GetValue()
+		}
+		return l
+	}
+	add := func(family string, value func(*dto.Metric, *RequestCount)) {
+		for _, m := range fams[family].GetMetric() {
+			k := key(labels(m))
+			c := out[k]
+			c.Verb, c.Resource = k[0], k[1]
+			value(m, &c)
+			out[k] = c
+		}
+	}
+	add("apiserver_request_total", func(m *dto.Metric, c *RequestCount) { c.Count += m.GetCounter().GetValue() })
+	add("apiserver_request_duration_seconds", func(m *dto.Metric, c *RequestCount) { c.Seconds += m.GetHistogram().GetSampleSum() })
+	return out, nil
+}
+
+// since returns the requests made since the first snapshot, most time first, WATCH left out (a
+// watch's duration is its lifetime), n updates dividing the counts.
+func (r *apiRequests) since(ctx context.Context, n int) ([]RequestCount, error) {
+	if r == nil {
+		return nil, nil
+	}
+	after, err := r.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return diffRequests(r.before, after, n), nil
+}
+
+func diffRequests(before, after requestSnapshot, n int) []RequestCount {
+	var out []RequestCount
+	for k, a := range after {
+		if strings.EqualFold(k[0], "WATCH") {
+			continue
+		}
+		b := before[k]
+		d := RequestCount{Verb: k[0], Resource: k[1], Count: a.Count - b.Count, Seconds: a.Seconds - b.Seconds}
+		if d.Count <= 0 {
+			continue
+		}
+		if n > 0 {
+			d.PerUpdate = d.Count / float64(n)
+		}
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Seconds != out[j].Seconds {
+			return out[i].Seconds > out[j].Seconds
+		}
+		return out[i].Verb+out[i].Resource < out[j].Verb+out[j].Resource
+	})
+	return out
+}
+
+// formatRequests is the first n request kinds, one per line.
+func formatRequests(rs []RequestCount, n int) string {
+	var b strings.Builder
+	for i, r := range rs {
+		if i == n {
+			break
+		}
+		fmt.Fprintf(&b, "\n  %-7s %-55s %8.0f (%.3f/update) %8.2f s", r.Verb, r.Resource, r.Count, r.PerUpdate, r.Seconds)
+	}
+	return b.String()
+}
