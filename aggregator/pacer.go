@@ -104,7 +104,7 @@ type PacerOptions struct {
 	// Default 10 ms.
 	MinDelay time.Duration
 	// FloorMin is the smallest latency floor (so that a fast apiserver's jitter is not read as
-	// pressure). Default 5 ms. FloorWindow is how long the floor remembers a minimum. Default 5 min.
+	// pressure). Default 10 ms. FloorWindow is how long the floor remembers a minimum. Default 5 min.
 	FloorMin    time.Duration
 	FloorWindow time.Duration
 	// HighRatio and LowRatio bound the dead band of latency EWMA / floor. Defaults 3 and 1.5.
@@ -125,7 +125,7 @@ type PacerOptions struct {
 const (
 	DefaultPacerMaxDelay = time.Second
 	defaultPacerMinDelay = 10 * time.Millisecond
-	defaultPacerFloorMin = 5 * time.Millisecond
+	defaultPacerFloorMin = 10 * time.Millisecond
 	defaultPacerFloorWin = 5 * time.Minute
 	defaultPacerHigh     = 3.0
 	defaultPacerLow      = 1.5
