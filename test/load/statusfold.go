@@ -26,7 +26,10 @@ type StatusfoldConfig struct {
 	L2For, Window time.Duration
 	// Settle bounds the wait for statusfold to reflect every write of a phase.
 	Settle time.Duration
-	// ProfileDir receives cpu.pprof and heap.pprof.
+	// ProfileDir receives cpu.pprof, heap.pprof, timeline.tsv (the manager's metrics and RSS
+	// every 250 ms from the initial sync on), metrics-after-l1.txt (the manager's metrics then),
+	// l1-reflections.tsv and l2-reflections.tsv (every update's write→CombinedStatus latency, by
+	// send time).
 	ProfileDir string
 	Seed       uint64
 	// APIServerPID is the kube-apiserver's process, for its CPU time; 0: not measured.
@@ -150,6 +153,9 @@ func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc Stat
 		return nil, err
 	}
 
+	timelineCtx, stopTimeline := context.WithCancel(ctx)
+	defer stopTimeline()
+	go sampleTimeline(timelineCtx, mgr, 250*time.Millisecond, filepath.Join(sc.ProfileDir, "timeline.tsv"))
 	if err := initialSync(ctx, f, mgr, cs, ret, sc.Settle, &res.L3); err != nil {
 		return nil, err
 	}
@@ -194,8 +200,14 @@ func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc Stat
 	if err := <-l1Prof; err != nil {
 		logf("apiserver CPU profile over L1: %v", err)
 	}
+	if err := fetch("http://"+mgr.MetricsAddr+"/metrics", filepath.Join(sc.ProfileDir, "metrics-after-l1.txt")); err != nil {
+		logf("manager metrics: %v", err)
+	}
 	csDone, _ := cs.take()
 	retDone, _ := ret.take()
+	if err := writeReflections(filepath.Join(sc.ProfileDir, "l1-reflections.tsv"), csDone); err != nil {
+		logf("L1 reflections: %v", err)
+	}
 	l1.CombinedStatus = Summarize(latencies(csDone))
 	l1.Returned = Summarize(latencies(retDone))
 	logf("statusfold L1: %d updates at %.0f/s: write→CombinedStatus %s; write→returned %s; %.2f writes, %s manager CPU, %s apiserver CPU per update; apiserver requests:%s",
@@ -302,6 +314,9 @@ func runL2(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc StatusfoldCo
 	l2.APIServerCPUAddedPerUpdate = l2.APIServerCPUPerUpdate - sc.PlainCPUPerWrite
 	csDone, csPending := cs.take()
 	retDone, retPending := ret.take()
+	if err := writeReflections(filepath.Join(sc.ProfileDir, "l2-reflections.tsv"), csDone); err != nil {
+		logf("L2 reflections: %v", err)
+	}
 	updates, last := reflected(csDone, csPending, retDone, retPending)
 	l2.Unreflected = len(csPending) + len(retPending)
 	if l2.Unreflected > 0 {

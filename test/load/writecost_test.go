@@ -29,21 +29,8 @@ func TestAPIServerWriteCost(t *testing.T) {
 	if !*flagWriteCost {
 		t.Skip("run with -load.write-cost")
 	}
-	framework.RequireIntegration(t)
 	ctx := context.Background()
-	cp := framework.RunControlPlane(t)
-	u, err := url.Parse(cp.Config.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid := FindAPIServer(u.Port())
-	if pid == 0 {
-		t.Fatal("kube-apiserver process not found")
-	}
-	dyn, err := dynamic.NewForConfig(unthrottled(cp.Config))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pid, dyn := costControlPlane(t)
 	const ns, objects, writes, workers = "cost", 100, 2000, 4
 	if _, err := dyn.Resource(namespaceGVR).Create(ctx, namespaceObject(ns), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -122,4 +109,25 @@ func TestAPIServerWriteCost(t *testing.T) {
 		slices.Sort(d)
 		t.Logf("median %-30s apiserver CPU %s per write", m.name, d[len(d)/2].Round(time.Microsecond))
 	}
+}
+
+// costControlPlane starts a control plane for a cost measurement and returns it, the
+// kube-apiserver's process ID (for its CPU time) and an unthrottled dynamic client.
+func costControlPlane(t *testing.T) (*framework.ControlPlane, int, dynamic.Interface) {
+	t.Helper()
+	framework.RequireIntegration(t)
+	cp := framework.RunControlPlane(t)
+	u, err := url.Parse(cp.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := FindAPIServer(u.Port())
+	if pid == 0 {
+		t.Fatal("kube-apiserver process not found")
+	}
+	dyn, err := dynamic.NewForConfig(unthrottled(cp.Config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cp, pid, dyn
 }
