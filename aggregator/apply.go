@@ -115,20 +115,22 @@ func (w *writer) apply(ctx context.Context, u *unstructured.Unstructured, subres
 	return nil
 }
 
-// applyFor is apply for a write made for workload object key (its CombinedStatus or its
+// applyFor is apply for a write of kind made for workload object key (its CombinedStatus or its
 // returned status and labels): the write is reported to the Pacer, whatever its outcome.
-func (w *writer) applyFor(ctx context.Context, key ObjectKey, u *unstructured.Unstructured, subresource string, force bool, what string) error {
+func (w *writer) applyFor(ctx context.Context, key ObjectKey, kind WriteKind, u *unstructured.Unstructured, subresource string, force bool, what string) error {
 	start := time.Now()
 	err := w.apply(ctx, u, subresource, force, what)
-	w.observe(key, start, err)
+	w.observe(key, kind, start, err)
 	return err
 }
 
-// observe reports a write made for workload object key, started at start and ended now with
-// err, to the Pacer (docs/controller.md, "Pacing writes").
-func (w *writer) observe(key ObjectKey, start time.Time, err error) {
+// observe reports a write of kind made for workload object key, started at start and ended now
+// with err, to the Pacer (docs/controller.md, "Pacing writes").
+func (w *writer) observe(key ObjectKey, kind WriteKind, start time.Time, err error) {
+	end := time.Now()
+	w.metrics.durations.WithLabelValues(kind.String()).Observe(end.Sub(start).Seconds())
 	if w.pacer != nil {
-		w.pacer.ObserveWrite(key, start, time.Now(), OutcomeOf(err))
+		w.pacer.ObserveWrite(key, kind, start, end, OutcomeOf(err))
 	}
 }
 

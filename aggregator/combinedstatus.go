@@ -88,7 +88,7 @@ func (w *combinedStatusWriter) sync(ctx context.Context, in *objectInputs) (bool
 		cs = cs.DeepCopy() // shared with the cache
 		start := time.Now()
 		err := w.wds.Delete(ctx, cs, client.Preconditions{UID: &cs.UID})
-		w.writer.observe(in.key, start, client.IgnoreNotFound(err))
+		w.writer.observe(in.key, WriteCombinedStatus, start, client.IgnoreNotFound(err))
 		if client.IgnoreNotFound(err) != nil {
 			return wrote, err
 		}
@@ -170,7 +170,7 @@ func (w *combinedStatusWriter) write(ctx context.Context, key ObjectKey, cs *con
 	if w.servedCurrent(u, &cur) {
 		return false, nil
 	}
-	if err := w.writer.applyFor(ctx, key, u, "", true, "combinedstatus"); err != nil {
+	if err := w.writer.applyFor(ctx, key, WriteCombinedStatus, u, "", true, "combinedstatus"); err != nil {
 		return true, err
 	}
 	w.ownWrites.record(combinedStatusWriteKey(cs.Namespace, cs.Name), u.GetResourceVersion())

@@ -11,13 +11,14 @@ import (
 // metrics are statusfold's Prometheus metrics, registered with controller-runtime's registry
 // (served on the manager's metrics endpoint). Queue depth and latency come from the work queues.
 type metrics struct {
-	evaluations *prometheus.CounterVec // kind: object, policy
-	rows        prometheus.Histogram   // rows per CombinedStatus result
-	errors      *prometheus.CounterVec // where: reconcile, collector, classifier, aggregation, policy
-	writes      *prometheus.CounterVec // what: combinedstatus, status, label, binding, ...; op: apply, delete
-	latency     prometheus.Histogram   // WorkStatus event → write
-	conflicts   prometheus.Counter     // status applies refused because another manager owns a field
-	dropped     *prometheus.CounterVec // reason: schema (returned status), served-schema (our control.kubestellar.io writes)
+	evaluations *prometheus.CounterVec   // kind: object, policy
+	rows        prometheus.Histogram     // rows per CombinedStatus result
+	errors      *prometheus.CounterVec   // where: reconcile, collector, classifier, aggregation, policy
+	writes      *prometheus.CounterVec   // what: combinedstatus, status, label, binding, ...; op: apply, delete
+	latency     prometheus.Histogram     // WorkStatus event → write
+	durations   *prometheus.HistogramVec // kind: combinedstatus, status (the Pacer's kinds of write)
+	conflicts   prometheus.Counter       // status applies refused because another manager owns a field
+	dropped     *prometheus.CounterVec   // reason: schema (returned status), served-schema (our control.kubestellar.io writes)
 
 	// pacers are the running managers' Pacers (one per manager; several in tests), read by
 	// statusfold_write_delay_seconds.
@@ -57,6 +58,11 @@ func newMetrics() *metrics {
 				Help:    "Time from a WorkStatus event to the CombinedStatus or status write it caused.",
 				Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
 			}),
+			durations: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+				Name:    "statusfold_write_duration_seconds",
+				Help:    "Duration of the paced writes made for workload objects, by kind (combinedstatus, status): the latencies the Pacer reads.",
+				Buckets: prometheus.ExponentialBuckets(0.0025, 2, 12),
+			}, []string{"kind"}),
 			conflicts: prometheus.NewCounter(prometheus.CounterOpts{
 				Name: "statusfold_status_conflicts_total", Help: "Status returns not written because another field manager owns a field.",
 			}),
@@ -71,6 +77,9 @@ func newMetrics() *metrics {
 		for _, where := range errorPlaces {
 			m.errors.WithLabelValues(where)
 		}
+		for k := range writeKinds {
+			m.durations.WithLabelValues(k.String())
+		}
 		m.dropped.WithLabelValues("schema")
 		m.dropped.WithLabelValues("served-schema")
 		m.pacers = map[*Pacer[ObjectKey]]struct{}{}
@@ -78,7 +87,7 @@ func newMetrics() *metrics {
 			Name: "statusfold_write_delay_seconds",
 			Help: "The Pacer's current delay between two writes of one workload object (0: writes at once; at most --max-write-delay).",
 		}, m.writeDelay)
-		ctrlmetrics.Registry.MustRegister(m.evaluations, m.rows, m.errors, m.writes, m.latency, m.conflicts, m.dropped, writeDelay)
+		ctrlmetrics.Registry.MustRegister(m.evaluations, m.rows, m.errors, m.writes, m.latency, m.durations, m.conflicts, m.dropped, writeDelay)
 		theMetrics = m
 	})
 	return theMetrics

@@ -35,7 +35,7 @@ func eventuallyLen(t *testing.T, q *coalescingQueue[string], n int) {
 func observe(q *coalescingQueue[string], clk *testingclock.FakeClock, key string, l time.Duration, err error) {
 	start := clk.Now()
 	clk.Step(l)
-	q.pacer.ObserveWrite(key, start, clk.Now(), OutcomeOf(err))
+	q.pacer.ObserveWrite(key, WriteCombinedStatus, start, clk.Now(), OutcomeOf(err))
 }
 
 // TestPacedQueue pins the objects controller's queue with its Pacer (Options.MaxWriteDelay):
@@ -132,11 +132,11 @@ func TestPacerConcurrentUse(t *testing.T) {
 				k := (w*7 + i) % 50
 				switch i % 4 {
 				case 0:
-					p.ObserveWrite(k, at.Add(-30*time.Millisecond), at, WriteSucceeded)
+					p.ObserveWrite(k, WriteCombinedStatus, at.Add(-30*time.Millisecond), at, WriteSucceeded)
 				case 1:
 					p.SetQueueDepth(i%40, at)
 				case 2:
-					p.ObserveWrite(k, at.Add(-time.Millisecond), at, OutcomeOf(errors.New("x")))
+					p.ObserveWrite(k, WriteCombinedStatus, at.Add(-time.Millisecond), at, OutcomeOf(errors.New("x")))
 				default:
 					if d := p.Delay(k, at); d < 0 || d > DefaultPacerMaxDelay {
 						t.Errorf("Delay = %s", d)

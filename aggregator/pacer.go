@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,21 +22,25 @@ import (
 //
 // # Inputs
 //
-//   - ObserveWrite: each write's start and end and its outcome. A successful write's latency
-//     feeds the latency floor and the latency EWMA; an overload outcome (429, 503, 504, a
-//     timeout; see OutcomeOf) feeds the overload rate; every outcome sets the key's last write
-//     time (a failed write is an attempt the apiserver had to serve too).
+//   - ObserveWrite: each write's kind (WriteKind), start and end and its outcome. A successful
+//     write's latency feeds its kind's latency floor and latency EWMA; an overload outcome (429,
+//     503, 504, a timeout; see OutcomeOf) feeds the overload rate; every outcome sets the key's
+//     last write time (a failed write is an attempt the apiserver had to serve too).
 //   - SetQueueDepth: the number of keys waiting for a worker (ready keys, not those waiting out
 //     their delay).
 //
 // # Signals
 //
-//   - floor: the minimum latency of successful writes over the last PacerOptions.FloorWindow
-//     (two half-windows, as BBR filters its minimum RTT), never below FloorMin: what a write
-//     costs when nothing queues.
-//   - ratio = EWMA / floor. The EWMA takes each observation with weight 1/5 and, between
-//     observations, relaxes toward the floor with time constant Smoothing, so it falls when
-//     writes stop (few writes are made while keys wait) and one slow write does not make
+//   - floor, per kind of write: the least median of 8 consecutive successful writes' latencies
+//     over the last PacerOptions.FloorWindow (two half-windows, as BBR filters its minimum
+//     RTT), never below FloorMin: what a write of that kind costs when nothing queues. The
+//     least median, not the least latency, so that a few writes faster than usual do not make
+//     the usual latency read as pressure; per kind, because the kinds cost the apiserver
+//     differently (a CombinedStatus apply against a returned status), and one floor for both
+//     reads the slower kind's ordinary latency as pressure.
+//   - ratio = EWMA / floor, per kind. The EWMA takes each observation with weight 1/5 and,
+//     between observations, relaxes toward the floor with time constant Smoothing, so it falls
+//     when writes stop (few writes are made while keys wait) and one slow write does not make
 //     pressure on its own.
 //   - overload: an EWMA (same weight and time constant, relaxing toward 0) of overload
 //     outcomes; one overload outcome makes it 0.2.
@@ -44,8 +49,9 @@ import (
 //
 // # Control law (the base delay D, the same for every key)
 //
-// The load is "high" when ratio ≥ HighRatio, or depth ≥ DepthHigh, or overload ≥ 0.1; "idle"
-// when ratio ≤ LowRatio, depth ≤ DepthLow and overload < 0.01; otherwise "steady". Whenever a
+// The load is "high" when any kind's ratio ≥ HighRatio, or depth ≥ DepthHigh, or overload ≥
+// 0.1; "idle" when every kind's ratio ≤ LowRatio, depth ≤ DepthLow and overload < 0.01;
+// otherwise "steady". Whenever a
 // method is called, D is advanced over the time since the previous call:
 //
 //   - high: D := max(D, MinDelay) · 2^(dt/GrowthDoubling), at most one doubling per call;
@@ -68,12 +74,17 @@ import (
 // # Recovery
 //
 // With the defaults, from D = MaxDelay (1 s) and the latency EWMA at 20× the floor, once writes
-// are back at the floor (or stop) and the queue is empty, D is back at 0 within 10 s: the EWMA
+// are back at the floor (or stop) and the queue is empty, D is back at 0 within 4 s: the EWMA
 // needs up to Smoothing·ln(19/0.5) ≈ 1.8 s to fall below LowRatio (less when writes at the
-// floor are observed), D then needs DecayHalving·log2(MaxDelay/MinDelay) ≈ 6.6 s
-// (TestPacerRecovers pins this). Growth is four times faster than decay: an overloaded
-// apiserver is relieved within ≈ 2 s, and a dip of the signals under a steady load does not
-// undo what the load built up.
+// floor are observed), D then needs DecayHalving·log2(MaxDelay/MinDelay) ≈ 1.7 s
+// (TestPacerRecovers pins this). Growth and decay are equally fast: an overloaded apiserver is
+// relieved within ≈ 2 s, and light load after a burst (the initial sync, a rollout's storm of
+// status updates) is written at once again within as long. A dip of the signals under a steady
+// load does not undo what the load built up, because the dead band holds D, not because decay
+// is slow: with decay 4× slower than growth (halving every second, until 2026-11), updates
+// after the initial sync of the load test waited up to 1 s for ≈8 s, the whole tail of its
+// light-load phase, and the simulation (pacer_sim_test.go) showed no load at which the slower
+// decay wrote less or kept staleness lower.
 type Pacer[K comparable] struct {
 	o PacerOptions
 
@@ -82,13 +93,9 @@ type Pacer[K comparable] struct {
 	delay    time.Duration   // D
 	advanced time.Time       // when D was last advanced
 
-	ewma     float64   // seconds; valid when observed is set
-	observed time.Time // time of the last latency observation (zero: none yet)
-	overload float64
-	overAt   time.Time // time of the last overload-rate update
-
-	floorCur, floorPrev time.Duration // minimum latency in the current and previous half-window (0: none)
-	floorStart          time.Time     // start of the current half-window
+	latencies [writeKinds]latencySignal
+	overload  float64
+	overAt    time.Time // time of the last overload-rate update
 
 	depth    int       // last queue depth set
 	depthAvg float64   // time-weighted average of depth up to depthAt
@@ -104,7 +111,7 @@ type PacerOptions struct {
 	// Default 10 ms.
 	MinDelay time.Duration
 	// FloorMin is the smallest latency floor (so that a fast apiserver's jitter is not read as
-	// pressure). Default 10 ms. FloorWindow is how long the floor remembers a minimum. Default 5 min.
+	// pressure). Default 10 ms. FloorWindow is how long the floor remembers a latency. Default 5 min.
 	FloorMin    time.Duration
 	FloorWindow time.Duration
 	// HighRatio and LowRatio bound the dead band of latency EWMA / floor. Defaults 3 and 1.5.
@@ -116,8 +123,7 @@ type PacerOptions struct {
 	// when no write is observed. Default 500 ms.
 	Smoothing time.Duration
 	// GrowthDoubling is the time in which D doubles under high load (default 250 ms);
-	// DecayHalving the time in which it halves when idle (default 1 s: slower than growth, so
-	// that a dip of the signals under a steady load does not undo what the load built up).
+	// DecayHalving the time in which it halves when idle (default 250 ms; see "Recovery").
 	GrowthDoubling, DecayHalving time.Duration
 }
 
@@ -133,7 +139,7 @@ const (
 	defaultPacerDepthLo  = 4
 	defaultPacerSmooth   = 500 * time.Millisecond
 	defaultPacerGrowth   = 250 * time.Millisecond
-	defaultPacerDecay    = time.Second
+	defaultPacerDecay    = 250 * time.Millisecond
 
 	pacerWeight       = 0.2  // weight of one observation in the EWMAs
 	pacerOverloadHigh = 0.1  // overload rate that makes the load high
@@ -176,6 +182,25 @@ func NewPacer[K comparable](o PacerOptions) *Pacer[K] {
 	return &Pacer[K]{o: o, last: map[K]time.Time{}}
 }
 
+// WriteKind is the kind of a paced write; each kind has its own latency floor and EWMA.
+type WriteKind uint8
+
+const (
+	// WriteCombinedStatus: a CombinedStatus apply or delete.
+	WriteCombinedStatus WriteKind = iota
+	// WriteReturnedStatus: the status and labels returned to a workload object.
+	WriteReturnedStatus
+	writeKinds
+)
+
+// String is the kind's label value in statusfold_write_duration_seconds.
+func (k WriteKind) String() string {
+	if k >= writeKinds {
+		return "unknown"
+	}
+	return [...]string{"combinedstatus", "status"}[k]
+}
+
 // WriteOutcome is what a write's result says about the apiserver's load.
 type WriteOutcome uint8
 
@@ -204,8 +229,8 @@ func OutcomeOf(err error) WriteOutcome {
 	return WriteFailed
 }
 
-// ObserveWrite records a write of key that started at start and ended at end.
-func (p *Pacer[K]) ObserveWrite(key K, start, end time.Time, outcome WriteOutcome) {
+// ObserveWrite records a write of kind for key that started at start and ended at end.
+func (p *Pacer[K]) ObserveWrite(key K, kind WriteKind, start, end time.Time, outcome WriteOutcome) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.advance(end)
@@ -215,7 +240,9 @@ func (p *Pacer[K]) ObserveWrite(key K, start, end time.Time, outcome WriteOutcom
 	over := 0.0
 	switch outcome {
 	case WriteSucceeded:
-		p.observeLatency(max(end.Sub(start), 0), end)
+		if kind < writeKinds {
+			p.latencies[kind].observe(max(end.Sub(start), 0), end, &p.o)
+		}
 	case WriteOverloaded:
 		over = 1
 	case WriteFailed:
@@ -273,7 +300,8 @@ func (p *Pacer[K]) Forget(key K) {
 
 // PacerState is a Pacer's state, for metrics and logs.
 type PacerState struct {
-	Delay       time.Duration // D
+	Delay time.Duration // D
+	// Floor and LatencyEWMA are those of the kind of write whose ratio is the highest.
 	Floor       time.Duration
 	LatencyEWMA time.Duration
 	Overload    float64
@@ -286,39 +314,75 @@ func (p *Pacer[K]) State(now time.Time) PacerState {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.advance(now)
-	floor := p.floor()
-	return PacerState{Delay: p.delay, Floor: floor, LatencyEWMA: time.Duration(p.latency(now, floor) * float64(time.Second)),
+	_, kind := p.ratio(now)
+	ls := &p.latencies[kind]
+	floor := ls.floor(&p.o)
+	return PacerState{Delay: p.delay, Floor: floor, LatencyEWMA: time.Duration(ls.latency(now, floor, &p.o) * float64(time.Second)),
 		Overload: relax(p.overload, 0, now.Sub(p.overAt), p.o.Smoothing), Depth: p.depthAverage(now), Load: p.load(now).String()}
 }
 
-// observeLatency feeds one successful write's latency into the floor and the EWMA.
-func (p *Pacer[K]) observeLatency(l time.Duration, now time.Time) {
-	if p.floorStart.IsZero() || now.Sub(p.floorStart) >= p.o.FloorWindow/2 {
-		p.floorPrev, p.floorCur, p.floorStart = p.floorCur, 0, now
+// ratio is the highest latency EWMA / floor over the kinds of write at now, and its kind.
+func (p *Pacer[K]) ratio(now time.Time) (float64, WriteKind) {
+	best, kind := 0.0, WriteKind(0)
+	for k := range p.latencies {
+		ls := &p.latencies[k]
+		floor := ls.floor(&p.o)
+		if r := ls.latency(now, floor, &p.o) / floor.Seconds(); r > best {
+			best, kind = r, WriteKind(k)
+		}
 	}
-	if p.floorCur == 0 || l < p.floorCur {
-		p.floorCur = l
-	}
-	p.ewma = p.latency(now, p.floor())
-	p.ewma += pacerWeight * (l.Seconds() - p.ewma)
-	p.observed = now
+	return best, kind
 }
 
-// floor is the latency floor: the minimum over the two half-windows, at least FloorMin.
-func (p *Pacer[K]) floor() time.Duration {
-	f := p.floorCur
-	if p.floorPrev > 0 && (f == 0 || p.floorPrev < f) {
-		f = p.floorPrev
+// latencySignal is one kind of write's latency floor and EWMA.
+type latencySignal struct {
+	ewma     float64   // seconds; valid when observed is set
+	observed time.Time // time of the last observation (zero: none yet)
+
+	group               [floorGroup]time.Duration // the latencies of the group being filled
+	grouped             int                       // how many of group are filled
+	floorCur, floorPrev time.Duration             // least group median in the current and previous half-window (0: none)
+	floorStart          time.Time                 // start of the current half-window
+}
+
+// floorGroup is how many consecutive latencies make one group, whose median is a candidate for
+// the floor.
+const floorGroup = 8
+
+// observe feeds one successful write's latency into the floor and the EWMA.
+func (ls *latencySignal) observe(l time.Duration, now time.Time, o *PacerOptions) {
+	if ls.floorStart.IsZero() || now.Sub(ls.floorStart) >= o.FloorWindow/2 {
+		ls.floorPrev, ls.floorCur, ls.floorStart = ls.floorCur, 0, now
 	}
-	return max(f, p.o.FloorMin)
+	ls.group[ls.grouped] = l
+	if ls.grouped++; ls.grouped == floorGroup {
+		slices.Sort(ls.group[:])
+		if m := ls.group[floorGroup/2-1]; ls.floorCur == 0 || m < ls.floorCur {
+			ls.floorCur = m
+		}
+		ls.grouped = 0
+	}
+	ls.ewma = ls.latency(now, ls.floor(o), o)
+	ls.ewma += pacerWeight * (l.Seconds() - ls.ewma)
+	ls.observed = now
+}
+
+// floor is the latency floor: the least group median over the two half-windows, at least
+// FloorMin.
+func (ls *latencySignal) floor(o *PacerOptions) time.Duration {
+	f := ls.floorCur
+	if ls.floorPrev > 0 && (f == 0 || ls.floorPrev < f) {
+		f = ls.floorPrev
+	}
+	return max(f, o.FloorMin)
 }
 
 // latency is the EWMA at now, relaxed toward floor since the last observation.
-func (p *Pacer[K]) latency(now time.Time, floor time.Duration) float64 {
-	if p.observed.IsZero() {
+func (ls *latencySignal) latency(now time.Time, floor time.Duration, o *PacerOptions) float64 {
+	if ls.observed.IsZero() {
 		return floor.Seconds()
 	}
-	return relax(p.ewma, floor.Seconds(), now.Sub(p.observed), p.o.Smoothing)
+	return relax(ls.ewma, floor.Seconds(), now.Sub(ls.observed), o.Smoothing)
 }
 
 // relax moves v toward target by exp(−dt/tau).
@@ -343,8 +407,7 @@ func (l pacerLoad) String() string {
 
 // load classifies the signals at now.
 func (p *Pacer[K]) load(now time.Time) pacerLoad {
-	floor := p.floor()
-	ratio := p.latency(now, floor) / floor.Seconds()
+	ratio, _ := p.ratio(now)
 	over := relax(p.overload, 0, now.Sub(p.overAt), p.o.Smoothing)
 	depth := p.depthAverage(now)
 	switch {

@@ -38,7 +38,7 @@ type simConfig struct {
 // simPolicy is what the model asks of a pacing policy (Pacer, or a fixed delay).
 type simPolicy interface {
 	Delay(key int, now time.Time) time.Duration
-	ObserveWrite(key int, start, end time.Time, o WriteOutcome)
+	ObserveWrite(key int, kind WriteKind, start, end time.Time, o WriteOutcome)
 	SetQueueDepth(n int, now time.Time)
 }
 
@@ -54,8 +54,10 @@ func (f *fixedDelay) Delay(k int, now time.Time) time.Duration {
 	}
 	return 0
 }
-func (f *fixedDelay) ObserveWrite(k int, _, end time.Time, _ WriteOutcome) { f.last[k] = end }
-func (f *fixedDelay) SetQueueDepth(int, time.Time)                         {}
+func (f *fixedDelay) ObserveWrite(k int, _ WriteKind, _, end time.Time, _ WriteOutcome) {
+	f.last[k] = end
+}
+func (f *fixedDelay) SetQueueDepth(int, time.Time) {}
 
 type simEvent struct {
 	at  time.Duration
@@ -191,7 +193,7 @@ func simulate(cfg simConfig, pol simPolicy) simResult {
 				res.writes++
 			}
 			request(cfg.csCost, func() {
-				pol.ObserveWrite(k, start, wall(), WriteSucceeded)
+				pol.ObserveWrite(k, WriteCombinedStatus, start, wall(), WriteSucceeded)
 				for _, u := range batch {
 					stale[u] = now - updAt[u]
 				}

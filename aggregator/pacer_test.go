@@ -37,7 +37,7 @@ func (d *pacerDriver) run(dur, every, latency time.Duration, outcome WriteOutcom
 		d.now = d.now.Add(every)
 		k := pkey(d.n % d.keys)
 		d.n++
-		d.p.ObserveWrite(k, d.now.Add(-latency), d.now, outcome)
+		d.p.ObserveWrite(k, WriteCombinedStatus, d.now.Add(-latency), d.now, outcome)
 		if check != nil {
 			check()
 		}
@@ -128,12 +128,63 @@ func TestPacerRecovers(t *testing.T) {
 					zeroAt = d.now.Sub(start)
 				}
 			})
-			if zeroAt < 0 || zeroAt > 10*time.Second {
-				t.Fatalf("D back at 0 after %s, want within 10 s (state %+v)", zeroAt, d.p.State(d.now))
+			if zeroAt < 0 || zeroAt > 4*time.Second {
+				t.Fatalf("D back at 0 after %s, want within 4 s (state %+v)", zeroAt, d.p.State(d.now))
 			}
 			t.Logf("D back at 0 after %s", zeroAt)
 		})
 	}
+}
+
+// TestPacerFloorPerKindAndRobust pins the floor's two properties: each kind of write is judged
+// against its own usual latency, and a few writes faster than usual do not lower the floor. The
+// light load here is the load test's L1 at 100,000 WorkStatuses (CombinedStatus applies at
+// ≈20 ms, returned statuses at 4 ms, an occasional fast apply): with one floor for both kinds, or
+// the least latency as the floor, the applies' ordinary 20 ms read as 2× the floor (the dead
+// band) and D stayed where a burst had left it; here it must fall back to 0 as after any load.
+func TestPacerFloorPerKindAndRobust(t *testing.T) {
+	d := newPacerDriver(PacerOptions{}, 20)
+	var i int
+	light := func(check func()) {
+		for range 1000 {
+			d.now = d.now.Add(10 * time.Millisecond)
+			k, kind, lat := pkey(i%d.keys), WriteCombinedStatus, 20*time.Millisecond
+			switch {
+			case i%5 == 0:
+				kind, lat = WriteReturnedStatus, 4*time.Millisecond
+			case i%31 == 0:
+				lat = 3 * time.Millisecond
+			}
+			i++
+			d.p.ObserveWrite(k, kind, d.now.Add(-lat), d.now, WriteSucceeded)
+			if check != nil {
+				check()
+			}
+		}
+	}
+	light(nil) // 10 s of light load: no pressure
+	if s := d.p.State(d.now); s.Delay != 0 || s.Load != "idle" {
+		t.Fatalf("light load: %+v, want D 0 and idle", s)
+	}
+	if s := d.p.State(d.now); s.Floor < 18*time.Millisecond {
+		t.Errorf("floor %s, want the applies' usual ≈20 ms, not their fastest", s.Floor)
+	}
+	d.p.SetQueueDepth(80, d.now) // a burst: D to the cap
+	d.run(3*time.Second, 10*time.Millisecond, 200*time.Millisecond, WriteSucceeded, nil)
+	if s := d.p.State(d.now); s.Delay != DefaultPacerMaxDelay {
+		t.Fatalf("burst: %+v, want D at the cap", s)
+	}
+	d.p.SetQueueDepth(0, d.now)
+	start, zeroAt := d.now, time.Duration(-1)
+	light(func() {
+		if zeroAt < 0 && d.p.State(d.now).Delay == 0 {
+			zeroAt = d.now.Sub(start)
+		}
+	})
+	if zeroAt < 0 {
+		t.Fatalf("D not back at 0 after 10 s of light load: %+v", d.p.State(d.now))
+	}
+	t.Logf("D back at 0 after %s", zeroAt)
 }
 
 func TestPacerKeyNeverWaitsMoreThanCapAfterItsLastWrite(t *testing.T) {
@@ -165,8 +216,8 @@ func TestPacerKeyNeverWaitsMoreThanCapAfterItsLastWrite(t *testing.T) {
 func TestPacerFairness(t *testing.T) {
 	d := newPacerDriver(PacerOptions{}, 1)
 	d.run(2*time.Second, 10*time.Millisecond, 10*time.Millisecond, WriteSucceeded, nil)
-	d.p.ObserveWrite("cold", d.now.Add(-10*time.Millisecond), d.now, WriteSucceeded)
-	d.p.ObserveWrite("cold-2", d.now.Add(-10*time.Millisecond), d.now, WriteSucceeded)
+	d.p.ObserveWrite("cold", WriteCombinedStatus, d.now.Add(-10*time.Millisecond), d.now, WriteSucceeded)
+	d.p.ObserveWrite("cold-2", WriteCombinedStatus, d.now.Add(-10*time.Millisecond), d.now, WriteSucceeded)
 	d.run(3*time.Second, 5*time.Millisecond, 100*time.Millisecond, WriteSucceeded, nil) // only k0 is written, slowly
 	hot := d.p.Delay("k0", d.now)
 	if hot == 0 {
@@ -180,8 +231,8 @@ func TestPacerFairness(t *testing.T) {
 	}
 	// Two keys with the same last write are paced alike.
 	at := d.now
-	d.p.ObserveWrite("a", at.Add(-time.Millisecond), at, WriteSucceeded)
-	d.p.ObserveWrite("b", at.Add(-time.Millisecond), at, WriteSucceeded)
+	d.p.ObserveWrite("a", WriteCombinedStatus, at.Add(-time.Millisecond), at, WriteSucceeded)
+	d.p.ObserveWrite("b", WriteCombinedStatus, at.Add(-time.Millisecond), at, WriteSucceeded)
 	if a, b := d.p.Delay("a", at), d.p.Delay("b", at); a != b || a == 0 {
 		t.Errorf("keys written at the same time: Delay %s and %s, want equal and > 0", a, b)
 	}
@@ -274,6 +325,6 @@ func BenchmarkPacer(b *testing.B) {
 		now = now.Add(100 * time.Microsecond)
 		k := keys[i%len(keys)]
 		p.Delay(k, now)
-		p.ObserveWrite(k, now.Add(-20*time.Millisecond), now, WriteSucceeded)
+		p.ObserveWrite(k, WriteCombinedStatus, now.Add(-20*time.Millisecond), now, WriteSucceeded)
 	}
 }
