@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -279,7 +280,9 @@ func statusOnly(info resourceInfo, o, n client.Object) bool {
 
 // onWorkload: a workload object changed: the policies that may select it, and the object itself.
 // Selection depends only on the object's existence, namespace, name and labels; an update that
-// changes none of them (a status write, statusfold's own included) changes only the
+// changes none of them (a status write, statusfold's own included), or only the status-return
+// labels statusfold maintains (returnLabels: the executing count changes with the WECs that
+// report) while no BindingPolicy's objectSelectors name them, changes only the
 // resourceVersion the Bindings record, so it re-resolves only the policies whose Binding lists the
 // object, after versionRefresh (ownVersionRefresh for a status-only change — statusfold's own status
 // return, or KubeStellar's — which changes nothing a Binding's consumer delivers to a WEC):
@@ -313,7 +316,8 @@ func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 			return
 		}
 		ctx := context.Background()
-		if o != nil && n != nil && maps.Equal(o.GetLabels(), n.GetLabels()) {
+		if o != nil && n != nil && (maps.Equal(o.GetLabels(), n.GetLabels()) ||
+			onlyReturnLabelsChanged(o.GetLabels(), n.GetLabels()) && !a.policiesSelectOn(ctx, returnLabels)) {
 			if o.GetResourceVersion() == n.GetResourceVersion() {
 				return // a resync
 			}
@@ -338,4 +342,52 @@ func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 			}
 		}
 	}
+}
+
+// onlyReturnLabelsChanged reports whether labels o and n differ, if at all, only in returnLabels.
+func onlyReturnLabelsChanged(o, n map[string]string) bool {
+	differs := func(a, b map[string]string) bool {
+		for k, v := range a {
+			if w, ok := b[k]; (!ok || w != v) && !slices.Contains(returnLabels, k) {
+				return true
+			}
+		}
+		return false
+	}
+	return !differs(o, n) && !differs(n, o)
+}
+
+// policiesSelectOn reports whether some BindingPolicy's objectSelectors name one of keys (in
+// matchLabels or matchExpressions); true when the policies cannot be read, so that an update is
+// then treated as one that may change selection.
+func (a *Aggregator) policiesSelectOn(ctx context.Context, keys []string) bool {
+	var list controlv1alpha1.BindingPolicyList
+	if err := a.wdsCache.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return true
+	}
+	for i := range list.Items {
+		for _, c := range list.Items[i].Spec.Downsync {
+			if selectorsName(c.ObjectSelectors, keys) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// selectorsName reports whether a label selector of sels names one of keys.
+func selectorsName(sels []metav1.LabelSelector, keys []string) bool {
+	for _, sel := range sels {
+		for k := range sel.MatchLabels {
+			if slices.Contains(keys, k) {
+				return true
+			}
+		}
+		for _, e := range sel.MatchExpressions {
+			if slices.Contains(keys, e.Key) {
+				return true
+			}
+		}
+	}
+	return false
 }

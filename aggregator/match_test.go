@@ -70,3 +70,49 @@ func TestBoundInAndDestinations(t *testing.T) {
 		t.Errorf("Destinations = %v, want %v", got, want)
 	}
 }
+
+func TestOnlyReturnLabelsChanged(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o, n map[string]string
+		want bool
+	}{
+		{"equal", map[string]string{"app": "web"}, map[string]string{"app": "web"}, true},
+		{"both empty", nil, map[string]string{}, true},
+		{"executing count changed", map[string]string{"app": "web", LabelExecutingCount: "1"},
+			map[string]string{"app": "web", LabelExecutingCount: "2"}, true},
+		{"return labels added", map[string]string{"app": "web"},
+			map[string]string{"app": "web", LabelExecutingCount: "1", LabelSingletonStatus: "true"}, true},
+		{"return labels removed", map[string]string{LabelExecutingCount: "1", LabelMultiWECStatus: "true"}, nil, true},
+		{"a user's label changed too", map[string]string{"app": "web", LabelExecutingCount: "1"},
+			map[string]string{"app": "api", LabelExecutingCount: "2"}, false},
+		{"a user's label added", map[string]string{LabelExecutingCount: "1"},
+			map[string]string{LabelExecutingCount: "1", "tier": "front"}, false},
+		{"a user's label removed", map[string]string{"tier": "front"}, map[string]string{}, false},
+	} {
+		if got := onlyReturnLabelsChanged(tc.o, tc.n); got != tc.want {
+			t.Errorf("%s: onlyReturnLabelsChanged(%v, %v) = %v, want %v", tc.name, tc.o, tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestSelectorsName(t *testing.T) {
+	keys := returnLabels
+	for _, tc := range []struct {
+		name string
+		sels []metav1.LabelSelector
+		want bool
+	}{
+		{"none", nil, false},
+		{"other labels", []metav1.LabelSelector{{MatchLabels: map[string]string{"app": "web"}},
+			{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpExists}}}}, false},
+		{"matchLabels names the executing count", []metav1.LabelSelector{{MatchLabels: map[string]string{"app": "web"}},
+			{MatchLabels: map[string]string{LabelExecutingCount: "2"}}}, true},
+		{"matchExpressions names the singleton label", []metav1.LabelSelector{{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: LabelSingletonStatus, Operator: metav1.LabelSelectorOpDoesNotExist}}}}, true},
+	} {
+		if got := selectorsName(tc.sels, keys); got != tc.want {
+			t.Errorf("%s: selectorsName = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
