@@ -269,6 +269,32 @@ func TestPacerSignals(t *testing.T) {
 	}
 }
 
+// TestPacerBacklogWorkedOff: once the workers have emptied the queue, a past backlog is not
+// pressure: after the initial sync of the load test (≈2,000 keys queued for 10 s), D must fall
+// back as soon as the queue is empty and the writes are at their floor, not after the queue's
+// average depth has decayed below DepthLow (Smoothing·ln(2000/4) ≈ 3.1 s more).
+func TestPacerBacklogWorkedOff(t *testing.T) {
+	d := newPacerDriver(PacerOptions{}, 100)
+	d.run(2*time.Second, 10*time.Millisecond, 10*time.Millisecond, WriteSucceeded, nil)
+	d.p.SetQueueDepth(2000, d.now)
+	d.run(10*time.Second, 10*time.Millisecond, 10*time.Millisecond, WriteSucceeded, nil)
+	if s := d.p.State(d.now); s.Delay != DefaultPacerMaxDelay {
+		t.Fatalf("backlog: %+v, want D at the cap", s)
+	}
+	d.p.SetQueueDepth(0, d.now)
+	start, zeroAt := d.now, time.Duration(-1)
+	d.run(5*time.Second, 10*time.Millisecond, 10*time.Millisecond, WriteSucceeded, func() {
+		if zeroAt < 0 && d.p.State(d.now).Delay == 0 {
+			zeroAt = d.now.Sub(start)
+		}
+	})
+	// From the cap, halving every 250 ms: 1.66 s to MinDelay.
+	if zeroAt < 0 || zeroAt > 2*time.Second {
+		t.Fatalf("D back at 0 after %s, want within 2 s of the queue emptying (state %+v)", zeroAt, d.p.State(d.now))
+	}
+	t.Logf("D back at 0 after %s", zeroAt)
+}
+
 func TestPacerHoldsInTheDeadBand(t *testing.T) {
 	d := newPacerDriver(PacerOptions{}, 10)
 	d.run(2*time.Second, 10*time.Millisecond, 10*time.Millisecond, WriteSucceeded, nil)
