@@ -29,7 +29,7 @@ type StatusfoldConfig struct {
 	// ProfileDir receives cpu.pprof, heap.pprof, timeline.tsv (the manager's metrics and RSS
 	// every 250 ms from the initial sync on), metrics-after-l1.txt (the manager's metrics then),
 	// l1-reflections.tsv and l2-reflections.tsv (every update's write→CombinedStatus latency, by
-	// send time).
+	// send time) and l1-returned.tsv (the same for the returned statuses of multi-WEC objects).
 	ProfileDir string
 	Seed       uint64
 	// APIServerPID is the kube-apiserver's process, for its CPU time; 0: not measured.
@@ -207,6 +207,9 @@ func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc Stat
 	retDone, _ := ret.take()
 	if err := writeReflections(filepath.Join(sc.ProfileDir, "l1-reflections.tsv"), csDone); err != nil {
 		logf("L1 reflections: %v", err)
+	}
+	if err := writeReflections(filepath.Join(sc.ProfileDir, "l1-returned.tsv"), retDone); err != nil {
+		logf("L1 returned statuses: %v", err)
 	}
 	l1.CombinedStatus = Summarize(latencies(csDone))
 	l1.Returned = Summarize(latencies(retDone))
