@@ -2,23 +2,19 @@ package load
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 )
 
 var flagListCost = flag.Int("load.list-cost", 0, "run TestListCost with this many WorkStatuses")
 
 // TestListCost measures what a paged list of every WorkStatus costs — the list an informer
-// starts with, L3's baseline — with the response compressed (client-go's default: it asks for
+// starts with, L3's baseline, of the load test's fixture (100 WECs, N rounded up to a multiple
+// of 100) — with the response compressed (client-go's default: it asks for
 // gzip, and the apiserver compresses every response over 128 KB) and uncompressed
 // (rest.Config.DisableCompression): the time to list them all, and the apiserver's CPU time;
 // three rounds, alternating, medians. Run with
@@ -29,38 +25,13 @@ func TestListCost(t *testing.T) {
 		t.Skip("run with -load.list-cost=N")
 	}
 	ctx := context.Background()
-	cp, pid, dyn := costControlPlane(t)
+	cp, pid, _ := costControlPlane(t)
 	const wecs = 100
-	for i := range wecs {
-		if _, err := dyn.Resource(namespaceGVR).Create(ctx, namespaceObject(WECName(i)), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+	f := &Fixture{WECs: wecs, Objects: (n + wecs - 1) / wecs, Workers: 8, Logf: t.Logf}
+	if _, err := f.Setup(ctx, cp.Config); err != nil {
+		t.Fatal(err)
 	}
-	var next, failed atomic.Int64
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for k := next.Add(1) - 1; k < int64(n); k = next.Add(1) - 1 {
-				wec, obj := WECName(int(k)%wecs), ObjectName(int(k)/wecs)
-				ws := WorkStatus(WDSName, wec, ObjectNamespace, obj)
-				wss := dyn.Resource(WorkStatusGVR).Namespace(wec)
-				if _, err := wss.Create(ctx, ws, metav1.CreateOptions{}); err != nil {
-					if failed.Add(1) == 1 {
-						t.Error(err)
-					}
-					continue
-				}
-				b, _ := json.Marshal(map[string]any{"status": DeploymentStatus(obj, k, 3, 1)})
-				if _, err := wss.Patch(ctx, ws.GetName(), types.MergePatchType, b, metav1.PatchOptions{}, "status"); err != nil && failed.Add(1) == 1 {
-					t.Error(err)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
-	}
+	n = f.WECs * f.Objects
 	ways := []struct {
 		name     string
 		compress bool
