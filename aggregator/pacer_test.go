@@ -44,6 +44,19 @@ func (d *pacerDriver) run(dur, every, latency time.Duration, outcome WriteOutcom
 	}
 }
 
+// zeroWatch returns a check, for run and the like, that records how long after now D is first
+// 0, and a function that reads it (-1: not yet).
+func (d *pacerDriver) zeroWatch() (check func(), zeroAt func() time.Duration) {
+	start, at := d.now, time.Duration(-1)
+	return func() {
+			if at < 0 && d.p.State(d.now).Delay == 0 {
+				at = d.now.Sub(start)
+			}
+		}, func() time.Duration {
+			return at
+		}
+}
+
 func TestPacerIdleIsImmediate(t *testing.T) {
 	d := newPacerDriver(PacerOptions{}, 10)
 	d.p.SetQueueDepth(2, d.now)
@@ -121,17 +134,12 @@ func TestPacerRecovers(t *testing.T) {
 				t.Fatalf("before recovery: %+v, want D at the cap", s)
 			}
 			d.p.SetQueueDepth(0, d.now)
-			start := d.now
-			zeroAt := time.Duration(-1)
-			tc.after(d, func() {
-				if zeroAt < 0 && d.p.State(d.now).Delay == 0 {
-					zeroAt = d.now.Sub(start)
-				}
-			})
-			if zeroAt < 0 || zeroAt > 4*time.Second {
-				t.Fatalf("D back at 0 after %s, want within 4 s (state %+v)", zeroAt, d.p.State(d.now))
+			check, zeroAt := d.zeroWatch()
+			tc.after(d, check)
+			if z := zeroAt(); z < 0 || z > 4*time.Second {
+				t.Fatalf("D back at 0 after %s, want within 4 s (state %+v)", z, d.p.State(d.now))
 			}
-			t.Logf("D back at 0 after %s", zeroAt)
+			t.Logf("D back at 0 after %s", zeroAt())
 		})
 	}
 }
@@ -175,16 +183,12 @@ func TestPacerFloorPerKindAndRobust(t *testing.T) {
 		t.Fatalf("burst: %+v, want D at the cap", s)
 	}
 	d.p.SetQueueDepth(0, d.now)
-	start, zeroAt := d.now, time.Duration(-1)
-	light(func() {
-		if zeroAt < 0 && d.p.State(d.now).Delay == 0 {
-			zeroAt = d.now.Sub(start)
-		}
-	})
-	if zeroAt < 0 {
+	check, zeroAt := d.zeroWatch()
+	light(check)
+	if zeroAt() < 0 {
 		t.Fatalf("D not back at 0 after 10 s of light load: %+v", d.p.State(d.now))
 	}
-	t.Logf("D back at 0 after %s", zeroAt)
+	t.Logf("D back at 0 after %s", zeroAt())
 }
 
 func TestPacerKeyNeverWaitsMoreThanCapAfterItsLastWrite(t *testing.T) {
@@ -282,17 +286,13 @@ func TestPacerBacklogWorkedOff(t *testing.T) {
 		t.Fatalf("backlog: %+v, want D at the cap", s)
 	}
 	d.p.SetQueueDepth(0, d.now)
-	start, zeroAt := d.now, time.Duration(-1)
-	d.run(5*time.Second, 10*time.Millisecond, 10*time.Millisecond, WriteSucceeded, func() {
-		if zeroAt < 0 && d.p.State(d.now).Delay == 0 {
-			zeroAt = d.now.Sub(start)
-		}
-	})
+	check, zeroAt := d.zeroWatch()
+	d.run(5*time.Second, 10*time.Millisecond, 10*time.Millisecond, WriteSucceeded, check)
 	// From the cap, halving every 250 ms: 1.66 s to MinDelay.
-	if zeroAt < 0 || zeroAt > 2*time.Second {
-		t.Fatalf("D back at 0 after %s, want within 2 s of the queue emptying (state %+v)", zeroAt, d.p.State(d.now))
+	if z := zeroAt(); z < 0 || z > 2*time.Second {
+		t.Fatalf("D back at 0 after %s, want within 2 s of the queue emptying (state %+v)", z, d.p.State(d.now))
 	}
-	t.Logf("D back at 0 after %s", zeroAt)
+	t.Logf("D back at 0 after %s", zeroAt())
 }
 
 func TestPacerHoldsInTheDeadBand(t *testing.T) {
