@@ -140,6 +140,7 @@ func runLoad(t *testing.T, c Config) *Report {
 	if u, err := url.Parse(cp.Config.Host); err == nil {
 		apiserverPID = FindAPIServer(u.Port())
 	}
+	etcdPID := FindEtcd(apiserverPID)
 	if apiserverPID == 0 {
 		rep.Notes = append(rep.Notes, "kube-apiserver process not found: its CPU time is not measured")
 	}
@@ -181,7 +182,7 @@ func runLoad(t *testing.T, c Config) *Report {
 	}
 	sf, err := RunStatusfold(ctx, fx, mgr, StatusfoldConfig{
 		L1Updates: c.L1Updates, L1Rate: base.L1.RatePerSec, L2For: c.L2For, Window: c.Window,
-		Settle: c.Settle, ProfileDir: profDir, Seed: 1, APIServerPID: apiserverPID,
+		Settle: c.Settle, ProfileDir: profDir, Seed: 1, APIServerPID: apiserverPID, EtcdPID: etcdPID,
 		PlainCPUPerWrite: base.MaxRate.APIServerCPUPerWrite, IdleCPUPerSec: base.IdleCPUPerSec,
 		APIServer: cp.Config, APIServerProfile: apiProfile,
 	}, t.Logf)

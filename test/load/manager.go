@@ -152,21 +152,52 @@ func (m cpuMeter) per(n int) time.Duration {
 
 // FindAPIServer returns the pid of the kube-apiserver process serving on port, or 0.
 func FindAPIServer(port string) int {
+	return findProc(func(args []string) bool {
+		return filepath.Base(args[0]) == "kube-apiserver" && slices.Contains(args, "--secure-port="+port)
+	})
+}
+
+// FindEtcd returns the pid of the etcd process that the kube-apiserver apiserverPID uses (the
+// one listening on the first of its --etcd-servers), or 0.
+func FindEtcd(apiserverPID int) int {
+	if apiserverPID == 0 {
+		return 0
+	}
+	var server string
+	for _, a := range procArgs(apiserverPID) {
+		if v, ok := strings.CutPrefix(a, "--etcd-servers="); ok {
+			server, _, _ = strings.Cut(v, ",")
+		}
+	}
+	if server == "" {
+		return 0
+	}
+	return findProc(func(args []string) bool {
+		return filepath.Base(args[0]) == "etcd" && slices.ContainsFunc(args, func(a string) bool {
+			v, ok := strings.CutPrefix(a, "--listen-client-urls=")
+			return ok && slices.Contains(strings.Split(v, ","), server)
+		})
+	})
+}
+
+// procArgs is the command line of pid, or nil.
+func procArgs(pid int) []string {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+}
+
+// findProc returns the pid of a process whose command line match accepts, or 0.
+func findProc(match func(args []string) bool) int {
 	dirs, _ := os.ReadDir("/proc")
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(d.Name())
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(b), "\x00")
-		if len(args) == 0 || filepath.Base(args[0]) != "kube-apiserver" {
-			continue
-		}
-		if slices.Contains(args, "--secure-port="+port) {
+		if args := procArgs(pid); len(args) > 0 && match(args) {
 			return pid
 		}
 	}

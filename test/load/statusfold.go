@@ -26,14 +26,16 @@ type StatusfoldConfig struct {
 	L2For, Window time.Duration
 	// Settle bounds the wait for statusfold to reflect every write of a phase.
 	Settle time.Duration
-	// ProfileDir receives cpu.pprof, heap.pprof, timeline.tsv (the manager's metrics and RSS
-	// every 250 ms from the initial sync on), metrics-after-l1.txt (the manager's metrics then),
-	// l1-reflections.tsv and l2-reflections.tsv (every update's write→CombinedStatus latency, by
-	// send time) and l1-returned.tsv (the same for the returned statuses of multi-WEC objects).
+	// ProfileDir receives cpu.pprof, heap.pprof, timeline.tsv (the manager's metrics, RSS and
+	// CPU time and the apiserver's and etcd's CPU time, every 250 ms from the initial sync on),
+	// metrics-after-l1.txt (the manager's metrics then), l1-reflections.tsv and
+	// l2-reflections.tsv (every update's write→CombinedStatus latency, by send time) and
+	// l1-returned.tsv (the same for the returned statuses of multi-WEC objects).
 	ProfileDir string
 	Seed       uint64
 	// APIServerPID is the kube-apiserver's process, for its CPU time; 0: not measured.
-	APIServerPID int
+	// EtcdPID is etcd's, for the timeline; 0: not sampled.
+	APIServerPID, EtcdPID int
 	// PlainCPUPerWrite is the apiserver's CPU time per plain write at full speed, and
 	// IdleCPUPerSec its idle CPU seconds per second, from the baseline.
 	PlainCPUPerWrite time.Duration
@@ -155,7 +157,7 @@ func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc Stat
 
 	timelineCtx, stopTimeline := context.WithCancel(ctx)
 	defer stopTimeline()
-	go sampleTimeline(timelineCtx, mgr, 250*time.Millisecond, filepath.Join(sc.ProfileDir, "timeline.tsv"))
+	go sampleTimeline(timelineCtx, mgr, sc.APIServerPID, sc.EtcdPID, 250*time.Millisecond, filepath.Join(sc.ProfileDir, "timeline.tsv"))
 	if err := initialSync(ctx, f, mgr, cs, ret, sc.Settle, &res.L3); err != nil {
 		return nil, err
 	}

@@ -17,14 +17,17 @@ var timelineMetrics = []string{
 	"statusfold_writes_total",
 	`controller_runtime_reconcile_total{controller="statusfold_objects"}`,
 	`controller_runtime_reconcile_total{controller="statusfold_policies"}`,
+	`statusfold_writes_total{what="binding"}`,
+	`statusfold_writes_total{what="binding-status"}`,
 }
 
 // sampleTimeline scrapes the manager's metrics every interval until ctx ends and writes one
-// tab-separated line per sample to path (Unix time in milliseconds, timelineMetrics, then the
-// manager's RSS in MiB), so that a phase's slow updates can be set beside what the manager was
-// doing. A sample that cannot be read is skipped: the timeline is a diagnostic, not a
-// measurement.
-func sampleTimeline(ctx context.Context, mgr *ManagerProcess, interval time.Duration, path string) {
+// tab-separated line per sample to path (Unix time in milliseconds, timelineMetrics, the
+// manager's RSS in MiB, then the CPU time in milliseconds that the manager, the apiserver and
+// etcd have used so far; -1 for a process not found), so that a phase's slow updates can be set
+// beside what the manager was doing and which process was busy. A sample that cannot be read
+// is skipped: the timeline is a diagnostic, not a measurement.
+func sampleTimeline(ctx context.Context, mgr *ManagerProcess, apiserverPID, etcdPID int, interval time.Duration, path string) {
 	f, err := os.Create(path)
 	if err != nil {
 		return
@@ -36,7 +39,17 @@ func sampleTimeline(ctx context.Context, mgr *ManagerProcess, interval time.Dura
 	for _, n := range timelineMetrics {
 		fmt.Fprintf(w, "\t%s", n)
 	}
-	fmt.Fprintln(w, "\trss_mib")
+	fmt.Fprintln(w, "\trss_mib\tmanager_cpu_ms\tapiserver_cpu_ms\tetcd_cpu_ms")
+	cpuMillis := func(pid int) int64 {
+		if pid == 0 {
+			return -1
+		}
+		st, err := ReadProcStat(pid)
+		if err != nil {
+			return -1
+		}
+		return st.CPU.Milliseconds()
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -56,7 +69,7 @@ func sampleTimeline(ctx context.Context, mgr *ManagerProcess, interval time.Dura
 			for _, n := range timelineMetrics {
 				fmt.Fprintf(w, "\t%g", mv[n])
 			}
-			fmt.Fprintf(w, "\t%d\n", st.RSS>>20)
+			fmt.Fprintf(w, "\t%d\t%d\t%d\t%d\n", st.RSS>>20, st.CPU.Milliseconds(), cpuMillis(apiserverPID), cpuMillis(etcdPID))
 		}
 	}
 }
