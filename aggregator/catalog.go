@@ -63,15 +63,28 @@ func newCatalog(disc discovery.DiscoveryInterface, refresh time.Duration) *catal
 	return &catalog{disc: disc, refresh: refresh}
 }
 
-// excludedGroups are never selected by `"*"` or by anything else.
+// excludedGroups and excludedResources are never selected by `"*"` or by anything else, and
+// never watched: those of KubeStellar v0.30.0's binding controller (what the API server and its
+// controllers make in each cluster, and KubeStellar's own objects), and statusfold's own groups.
 var excludedGroups = map[string]bool{
 	controlv1alpha1.GroupVersion.Group: true,
 	"coordination.k8s.io":              true, // leases
 	"events.k8s.io":                    true,
+	"flowcontrol.apiserver.k8s.io":     true,
+	"discovery.k8s.io":                 true, // endpointslices
+	"apiregistration.k8s.io":           true, // apiservices
+}
+
+var excludedResources = map[schema.GroupResource]bool{
+	{Resource: "events"}:    true,
+	{Resource: "nodes"}:     true,
+	{Resource: "endpoints"}: true,
+	{Group: "storage.k8s.io", Resource: "csistoragecapacities"}: true,
+	{Group: "storage.k8s.io", Resource: "csinodes"}:             true,
 }
 
 func excluded(gr schema.GroupResource) bool {
-	return excludedGroups[gr.Group] || (gr.Group == "" && gr.Resource == "events") ||
+	return excludedGroups[gr.Group] || excludedResources[gr] ||
 		gr.Group == "statusfold.dev" || strings.HasSuffix(gr.Group, ".statusfold.dev")
 }
 

@@ -203,3 +203,39 @@ func TestCatalogReportsRecoveredGroups(t *testing.T) {
 		t.Errorf("recovered %v after a second healthy refresh; want it reported once", got)
 	}
 }
+
+// TestExcludedAsKubeStellar: the resources no policy can select are those KubeStellar v0.30.0's
+// binding controller never watches (pkg/binding: excludedGroups, excludedGroupResources), plus
+// statusfold's own groups; a user's resource of the same name in another group stays selectable.
+func TestExcludedAsKubeStellar(t *testing.T) {
+	for _, tc := range []struct {
+		gr   schema.GroupResource
+		want bool
+	}{
+		{schema.GroupResource{Resource: "events"}, true},
+		{schema.GroupResource{Group: "events.k8s.io", Resource: "events"}, true},
+		{schema.GroupResource{Resource: "nodes"}, true},
+		{schema.GroupResource{Resource: "endpoints"}, true},
+		{schema.GroupResource{Group: "storage.k8s.io", Resource: "csistoragecapacities"}, true},
+		{schema.GroupResource{Group: "storage.k8s.io", Resource: "csinodes"}, true},
+		{schema.GroupResource{Group: "discovery.k8s.io", Resource: "endpointslices"}, true},
+		{schema.GroupResource{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}, true},
+		{schema.GroupResource{Group: "apiregistration.k8s.io", Resource: "apiservices"}, true},
+		{schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, true},
+		{schema.GroupResource{Group: "control.kubestellar.io", Resource: "workstatuses"}, true},
+		{schema.GroupResource{Group: "control.kubestellar.io", Resource: "bindingpolicies"}, true},
+		{schema.GroupResource{Group: "statusfold.dev", Resource: "contentclassifiers"}, true},
+		{schema.GroupResource{Group: "x.statusfold.dev", Resource: "things"}, true},
+		{schema.GroupResource{Resource: "configmaps"}, false},
+		{schema.GroupResource{Resource: "services"}, false},
+		{schema.GroupResource{Group: "apps", Resource: "deployments"}, false},
+		{schema.GroupResource{Group: "storage.k8s.io", Resource: "storageclasses"}, false},
+		{schema.GroupResource{Group: "example.com", Resource: "endpoints"}, false},
+		{schema.GroupResource{Group: "example.com", Resource: "nodes"}, false},
+		{schema.GroupResource{Group: "notstatusfold.dev", Resource: "things"}, false},
+	} {
+		if got := excluded(tc.gr); got != tc.want {
+			t.Errorf("excluded(%v) = %v, want %v", tc.gr, got, tc.want)
+		}
+	}
+}
