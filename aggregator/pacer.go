@@ -54,7 +54,8 @@ import (
 // The load is "high" when any kind's ratio ≥ HighRatio, or depth ≥ DepthHigh, or overload ≥
 // 0.1; "idle" when every kind's ratio ≤ LowRatio, depth ≤ DepthLow and overload < 0.01;
 // otherwise "steady". Whenever a
-// method is called, D is advanced over the time since the previous call:
+// method other than State is called, D is advanced over the time since the previous call (State
+// only reads, so that a metrics scrape does not change D's course):
 //
 //   - high: D := max(D, MinDelay) · 2^(dt/GrowthDoubling), at most one doubling per call;
 //   - idle: D := D · 2^(−dt/DecayHalving), and 0 once it is below MinDelay;
@@ -311,15 +312,17 @@ type PacerState struct {
 	Load        string  // high, steady or idle
 }
 
-// State returns the Pacer's state at now.
+// State returns the Pacer's state at now. It only reads: D is what advancing to now would
+// make it, without recording that advance, so that reading the state (a metrics scrape, a log
+// line) never changes how D moves.
 func (p *Pacer[K]) State(now time.Time) PacerState {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.advance(now)
+	delay, _ := p.delayAt(now)
 	_, kind := p.ratio(now)
 	ls := &p.latencies[kind]
 	floor := ls.floor(&p.o)
-	return PacerState{Delay: p.delay, Floor: floor, LatencyEWMA: time.Duration(ls.latency(now, floor, &p.o) * float64(time.Second)),
+	return PacerState{Delay: delay, Floor: floor, LatencyEWMA: time.Duration(ls.latency(now, floor, &p.o) * float64(time.Second)),
 		Overload: relax(p.overload, 0, now.Sub(p.overAt), p.o.Smoothing), Depth: p.depthAverage(now), Load: p.load(now).String()}
 }
 
@@ -426,25 +429,33 @@ func (p *Pacer[K]) load(now time.Time) pacerLoad {
 
 // advance moves D from the last call to now, under the load the signals show at now.
 func (p *Pacer[K]) advance(now time.Time) {
+	if d, ok := p.delayAt(now); ok {
+		p.delay, p.advanced = d, now
+	}
+}
+
+// delayAt is D advanced from the last call to now, under the load the signals show at now, and
+// whether time has passed since the last call (or there was none: ok, with D unchanged). It
+// changes nothing.
+func (p *Pacer[K]) delayAt(now time.Time) (time.Duration, bool) {
 	if p.advanced.IsZero() {
-		p.advanced = now
-		return
+		return p.delay, true
 	}
 	dt := now.Sub(p.advanced)
 	if dt <= 0 {
-		return
+		return p.delay, false
 	}
-	p.advanced = now
 	switch p.load(now) {
 	case loadHigh:
 		grow := min(dt.Seconds()/p.o.GrowthDoubling.Seconds(), 1)
 		d := float64(max(p.delay, p.o.MinDelay)) * math.Exp2(grow)
-		p.delay = min(time.Duration(d), p.o.MaxDelay)
+		return min(time.Duration(d), p.o.MaxDelay), true
 	case loadIdle:
 		d := time.Duration(float64(p.delay) * math.Exp2(-dt.Seconds()/p.o.DecayHalving.Seconds()))
 		if d < p.o.MinDelay {
 			d = 0
 		}
-		p.delay = d
+		return d, true
 	}
+	return p.delay, true
 }

@@ -354,3 +354,47 @@ func BenchmarkPacer(b *testing.B) {
 		p.ObserveWrite(k, WriteCombinedStatus, now.Add(-20*time.Millisecond), now, WriteSucceeded)
 	}
 }
+
+// TestPacerStateOnlyReads: reading the state (as the statusfold_write_delay_seconds gauge does at
+// every scrape) does not change how D moves. Two Pacers get the same writes, some of them sparse
+// enough that the signals cross a threshold between two writes; one of them is also read every
+// 10 ms. Their D must agree at every write. (With reads that advanced D, the decay after the slow writes differed: 295 ms
+// against 144 ms at the same write.)
+func TestPacerStateOnlyReads(t *testing.T) {
+	plain, read := NewPacer[string](PacerOptions{}), NewPacer[string](PacerOptions{})
+	same := func(a, b time.Duration) bool { return (a - b).Abs() <= 10*time.Microsecond } // float rounding aside
+	now := pacerT0
+	type step struct {
+		gap, latency time.Duration
+	}
+	var steps []step
+	for range 8 { // the floor: fast writes
+		steps = append(steps, step{50 * time.Millisecond, 10 * time.Millisecond})
+	}
+	for range 14 { // slow writes: high load, D grows
+		steps = append(steps, step{150 * time.Millisecond, 200 * time.Millisecond})
+	}
+	for range 3 { // slow writes a second apart: the signals relax between them
+		steps = append(steps, step{time.Second, 200 * time.Millisecond})
+	}
+	for range 6 { // fast again, sparse: D decays
+		steps = append(steps, step{700 * time.Millisecond, 10 * time.Millisecond})
+	}
+	grew := false
+	for i, s := range steps {
+		for at := now.Add(10 * time.Millisecond); at.Before(now.Add(s.gap)); at = at.Add(10 * time.Millisecond) {
+			read.State(at)
+		}
+		now = now.Add(s.gap)
+		plain.ObserveWrite("k", WriteCombinedStatus, now.Add(-s.latency), now, WriteSucceeded)
+		read.ObserveWrite("k", WriteCombinedStatus, now.Add(-s.latency), now, WriteSucceeded)
+		dp, dr := plain.State(now).Delay, read.State(now).Delay
+		if !same(dp, dr) {
+			t.Fatalf("write %d: D = %s with the state read every 10 ms, %s without", i, dr, dp)
+		}
+		grew = grew || dp == DefaultPacerMaxDelay
+	}
+	if !grew {
+		t.Fatal("D never reached its cap: the scenario does not exercise the Pacer")
+	}
+}
