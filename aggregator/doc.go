@@ -41,8 +41,8 @@
 //	handlers.go      Aggregator's event handlers: which keys an event queues; they keep the
 //	                 wecIndex, reportCache, destsCache and echo memory (ownWrites) up to date.
 //	enqueue.go       queueing in bulk: at start, and for changes that affect many keys.
-//	objects.go       objectReconciler: gatherer → combinedStatusWriter → statusReturner, one
-//	                 objectInputs per evaluation.
+//	objects.go       objectReconciler: gatherer → combinedStatusWriter and statusReturner side
+//	                 by side, one objectInputs per evaluation.
 //	inputs.go        gatherer: WDS cache and live reader, catalog, workloadWatches, wecIndex,
 //	                 reportCache, prunerCache, inventory labels; alias.go: whether the same
 //	                 object is returned under another resource (asked before removing a return).

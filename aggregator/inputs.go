@@ -78,6 +78,9 @@ type objectInputs struct {
 	prevEpoch, epoch uint64
 	clusterGen       uint64
 
+	// The lookups below are filled on first use, under mu: the CombinedStatus writer and the
+	// status returner read one objectInputs at the same time.
+	mu           sync.Mutex
 	workStatuses map[string]*controlv1alpha1.WorkStatus // WEC → WorkStatus (nil: none), looked up once
 	clusters     map[string]clusterLabels               // WEC → inventory labels, looked up once
 	decoded      map[string]report                      // WEC → reported state, decoded on first use
@@ -158,6 +161,13 @@ func (g *gatherer) gather(ctx context.Context, key ObjectKey) (*objectInputs, er
 // workStatus returns the WorkStatus that reports the object from wec (nil: none), the same one
 // for the whole evaluation. Two WorkStatuses for one object in one mailbox: the newest wins.
 func (in *objectInputs) workStatus(wec string) *controlv1alpha1.WorkStatus {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.workStatusLocked(wec)
+}
+
+// workStatusLocked is workStatus, with in.mu held.
+func (in *objectInputs) workStatusLocked(wec string) *controlv1alpha1.WorkStatus {
 	if ws, ok := in.workStatuses[wec]; ok {
 		return ws
 	}
@@ -171,6 +181,8 @@ func (in *objectInputs) workStatus(wec string) *controlv1alpha1.WorkStatus {
 
 // cluster returns a WEC's inventory labels (nil when it has no inventory object).
 func (in *objectInputs) cluster(wec string) clusterLabels {
+	in.mu.Lock()
+	defer in.mu.Unlock()
 	if c, ok := in.clusters[wec]; ok {
 		return c
 	}
@@ -201,10 +213,9 @@ func inventoryLabels(its client.Reader, wec string) (map[string]string, bool) {
 	return mc.Labels, true
 }
 
-// reported returns a WEC's reported state after ContentClassifier pruning (nil: reported
-// nothing), and the time it was last written.
-func (in *objectInputs) reported(wec string) (any, *time.Time, error) {
-	ws := in.workStatus(wec)
+// reported returns the state a WEC's WorkStatus ws reports after ContentClassifier pruning (nil:
+// reported nothing), and the time it was last written.
+func (in *objectInputs) reported(ws *controlv1alpha1.WorkStatus) (any, *time.Time, error) {
 	if ws == nil {
 		return nil, nil, nil
 	}
@@ -232,14 +243,16 @@ type report struct {
 // version and classifier version, so a WorkStatus is decoded once per write whatever re-reads it
 // (another pair's Table, the status return, a new Table after a collector change).
 func (in *objectInputs) reportedOnce(wec string) report {
+	in.mu.Lock()
+	defer in.mu.Unlock()
 	if r, ok := in.decoded[wec]; ok {
 		return r
 	}
 	g := in.g
-	ws := in.workStatus(wec)
+	ws := in.workStatusLocked(wec)
 	r, ok := g.reports.get(ws, in.prunerRV)
 	if !ok {
-		status, at, err := in.reported(wec)
+		status, at, err := in.reported(ws)
 		if err != nil {
 			g.metrics.errors.WithLabelValues("workstatus").Inc()
 			g.log.Info("ignoring unreadable WorkStatus", "error", err.Error())

@@ -2,6 +2,9 @@ package aggregator
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
 	"time"
 )
 
@@ -10,8 +13,8 @@ import (
 // +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch
 
 // objectReconciler is the statusfold_objects controller's reconciler: one evaluation of one
-// workload object gathers its inputs once and hands them to the CombinedStatus writer and then
-// to the status returner.
+// workload object gathers its inputs once and hands them to the CombinedStatus writer and, at the
+// same time, to the status returner.
 type objectReconciler struct {
 	inputs   *gatherer
 	combined *combinedStatusWriter
@@ -34,12 +37,28 @@ func (r *objectReconciler) reconcile(ctx context.Context, key ObjectKey) error {
 		}
 		return err
 	}
-	wroteCS, err := r.combined.sync(ctx, in)
-	if err != nil {
-		return err
+	// Neither output waits for the other's writes: the status return runs beside the CombinedStatus
+	// writes (in series, each added a write's latency to the other). A panic there is raised
+	// again here, where the controller recovers it.
+	var wroteStatus bool
+	var statusErr error
+	var statusPanic any
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		defer func() {
+			if p := recover(); p != nil {
+				statusPanic = fmt.Sprintf("%v\n(in the status return)\n%s", p, debug.Stack())
+			}
+		}()
+		wroteStatus, statusErr = r.returns.write(ctx, in)
+	}()
+	wroteCS, csErr := r.combined.sync(ctx, in)
+	<-returned
+	if statusPanic != nil {
+		panic(statusPanic)
 	}
-	wroteStatus, err := r.returns.write(ctx, in)
-	if err != nil {
+	if err := errors.Join(csErr, statusErr); err != nil {
 		return err
 	}
 	if in.obj == nil && r.pacer != nil {

@@ -6,10 +6,12 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -223,4 +225,62 @@ func TestReturnLabelsDoNotRewriteBinding(t *testing.T) {
 		t.Errorf("the Binding was written %v times: want once, not again for the return's labels within %s", n,
 			aggregator.DefaultOwnVersionRefreshDelay)
 	}
+}
+
+// TestStatusReturnDoesNotWaitForCombinedStatus: one evaluation writes the object's returned
+// status and its CombinedStatus side by side, so neither waits for the other's write. Every
+// CombinedStatus write is held until the test releases it; the status must be returned while it
+// is held (when the return came after the CombinedStatus writes, it waited for them: a write's
+// latency more on every returned status), and the CombinedStatus written once released.
+func TestStatusReturnDoesNotWaitForCombinedStatus(t *testing.T) {
+	cp := framework.RunControlPlane(t)
+	c := cp.Client
+	addCluster(t, c, "wec1", map[string]string{"name": "wec1"})
+	ns := "side-by-side"
+	d := deployment(t, c, ns, "web", 3, nil)
+	create(t, c,
+		&controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "sbs-ready"}, Spec: controlv1alpha1.StatusCollectorSpec{Limit: 20,
+			Select: []controlv1alpha1.NamedExpression{{Name: "ready", Def: "returned.status.readyReplicas"}}}},
+		policy("sbs", []string{"wec1"}, clause("apps", "deployments", ns, []string{"web"}, singleton, collectors("sbs-ready"))),
+	)
+	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 1, d.Generation), applied(d.Generation))
+	release := make(chan struct{})
+	var held atomic.Int32
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodPatch && strings.Contains(r.URL.Path, "/combinedstatuses/") {
+				held.Add(1)
+				select {
+				case <-release:
+				case <-r.Context().Done():
+					return nil, r.Context().Err()
+				}
+			}
+			return rt.RoundTrip(r)
+		})
+	}
+	startLoggedManager(t, cp, cfg, aggregator.Options{})
+	var once sync.Once
+	releaseAll := func() { once.Do(func() { close(release) }) }
+	defer releaseAll() // before the manager stops (t.Cleanup)
+
+	eventually(t, "the status returned while the CombinedStatus write is held", func() error {
+		if held.Load() == 0 {
+			return fmt.Errorf("no CombinedStatus write yet")
+		}
+		u, err := getObject(c, d, ns, "web")
+		if err != nil {
+			return err
+		}
+		if ready, _, _ := unstructured.NestedInt64(u.Object, "status", "readyReplicas"); ready != 1 {
+			return fmt.Errorf("status.readyReplicas %d, want 1 (returned)", ready)
+		}
+		return nil
+	})
+	if _, err := combinedStatus(c, d, "sbs", ns); !apierrors.IsNotFound(err) {
+		t.Fatalf("the CombinedStatus exists while its write is held (%v): the test does not hold it", err)
+	}
+	releaseAll()
+	expectResult(t, c, d, "sbs", ns, "sbs-ready", [][]string{{"1"}})
 }
