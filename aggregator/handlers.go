@@ -304,6 +304,9 @@ func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 		case n == nil:
 			a.ownWrites.forget(key.String())
 			a.objects.Add(key)
+		case o == nil && !a.mayHaveOutputs(key, n):
+			// A new object that no Binding lists and that carries no return label: nothing of
+			// statusfold's to write or remove for it (a Binding that lists it later queues it).
 		case !a.ownWrites.echo(key.String(), n.GetResourceVersion()):
 			a.objects.Add(key) // not the echo of statusfold's own status return
 		default:
@@ -342,6 +345,25 @@ func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 			}
 		}
 	}
+}
+
+// mayHaveOutputs reports whether the object obj (key) can have something of statusfold's to
+// write or remove: a Binding lists it, or it carries one of the status-return labels (statusfold
+// sets executing-count with every status it returns; KubeStellar the same). Its CombinedStatus
+// objects queue it on their own events, and a Binding that lists it later queues it too
+// (changedBound), so an object for which this is false needs no evaluation when it appears: at
+// start, with policies that select by labels only (every resource watched), that is every
+// Namespace, ManagedCluster, ClusterRole… of the WDS. True when the Bindings cannot be read.
+func (a *Aggregator) mayHaveOutputs(key ObjectKey, obj client.Object) bool {
+	labels := obj.GetLabels()
+	if slices.ContainsFunc(returnLabels, func(l string) bool { _, ok := labels[l]; return ok }) {
+		return true
+	}
+	var bl controlv1alpha1.BindingList
+	if err := a.wdsCache.List(context.Background(), &bl, client.MatchingFields{indexBindingObjects: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
+		return true
+	}
+	return len(bl.Items) > 0
 }
 
 // onlyReturnLabelsChanged reports whether labels o and n differ, if at all, only in returnLabels.
