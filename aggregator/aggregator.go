@@ -257,6 +257,16 @@ func (a *Aggregator) addIndexes(ctx context.Context, mgr manager.Manager) error 
 	})
 }
 
+// bindingsListing lists, from the cache r, the Bindings that list the object key (by
+// indexBindingObjects). They are shared with the cache (no deep copy): only read them.
+func bindingsListing(ctx context.Context, r client.Reader, key ObjectKey) ([]controlv1alpha1.Binding, error) {
+	var bl controlv1alpha1.BindingList
+	if err := r.List(ctx, &bl, client.MatchingFields{indexBindingObjects: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	return bl.Items, nil
+}
+
 // Index names.
 const (
 	indexBindingObjects       = "statusfold.objects"

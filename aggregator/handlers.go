@@ -324,12 +324,12 @@ func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 			if o.GetResourceVersion() == n.GetResourceVersion() {
 				return // a resync
 			}
-			var bl controlv1alpha1.BindingList
-			if err := a.wdsCache.List(ctx, &bl, client.MatchingFields{indexBindingObjects: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
+			bindings, err := bindingsListing(ctx, a.wdsCache, key)
+			if err != nil {
 				return
 			}
-			for i := range bl.Items {
-				a.policies.AddAfter(bl.Items[i].Name, refresh)
+			for i := range bindings {
+				a.policies.AddAfter(bindings[i].Name, refresh)
 			}
 			return
 		}
@@ -359,11 +359,8 @@ func (a *Aggregator) mayHaveOutputs(key ObjectKey, obj client.Object) bool {
 	if slices.ContainsFunc(returnLabels, func(l string) bool { _, ok := labels[l]; return ok }) {
 		return true
 	}
-	var bl controlv1alpha1.BindingList
-	if err := a.wdsCache.List(context.Background(), &bl, client.MatchingFields{indexBindingObjects: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
-		return true
-	}
-	return len(bl.Items) > 0
+	bindings, err := bindingsListing(context.Background(), a.wdsCache, key)
+	return err != nil || len(bindings) > 0
 }
 
 // onlyReturnLabelsChanged reports whether labels o and n differ, if at all, only in returnLabels.

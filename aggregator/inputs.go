@@ -105,15 +105,15 @@ func (g *gatherer) gather(ctx context.Context, key ObjectKey) (*objectInputs, er
 	// when this evaluation already reads it.
 	in.clusterGen = g.clusterGen.Load()
 	in.changed, in.prevEpoch, in.epoch = g.wecs.take(key)
-	var bl controlv1alpha1.BindingList
 	// Cache reads below skip the deep copy: what they return is shared with the cache and only read.
-	if err := g.cache.List(ctx, &bl, client.MatchingFields{indexBindingObjects: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
+	bindings, err := bindingsListing(ctx, g.cache, key)
+	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(bl.Items, func(x, y controlv1alpha1.Binding) int { return strings.Compare(x.Name, y.Name) })
-	for i := range bl.Items {
-		if bo, ok := BoundIn(&bl.Items[i].Spec, key); ok {
-			in.bindings = append(in.bindings, binding{b: &bl.Items[i], bound: bo})
+	slices.SortFunc(bindings, func(x, y controlv1alpha1.Binding) int { return strings.Compare(x.Name, y.Name) })
+	for i := range bindings {
+		if bo, ok := BoundIn(&bindings[i].Spec, key); ok {
+			in.bindings = append(in.bindings, binding{b: &bindings[i], bound: bo})
 		}
 	}
 	info, known, err := g.catalog.lookup(key.GroupResource())
