@@ -82,17 +82,11 @@ type objectInputs struct {
 	// status returner read one objectInputs at the same time.
 	mu           sync.Mutex
 	workStatuses map[string]*controlv1alpha1.WorkStatus // WEC → WorkStatus (nil: none), looked up once
-	clusters     map[string]clusterLabels               // WEC → inventory labels, looked up once
+	clusters     map[string]map[string]string           // WEC → inventory labels, looked up once
 	decoded      map[string]report                      // WEC → reported state, decoded on first use
 
 	// orphan: the object was read because it carries the executing-count label (enqueueLabelled).
 	orphan bool
-}
-
-// clusterLabels is a WEC's inventory labels and their signature.
-type clusterLabels struct {
-	labels map[string]string
-	sig    string
 }
 
 // gather reads one workload object's inputs: the Bindings that list it, its resource, the object
@@ -180,18 +174,15 @@ func (in *objectInputs) workStatusLocked(wec string) *controlv1alpha1.WorkStatus
 }
 
 // cluster returns a WEC's inventory labels (nil when it has no inventory object).
-func (in *objectInputs) cluster(wec string) clusterLabels {
+func (in *objectInputs) cluster(wec string) map[string]string {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if c, ok := in.clusters[wec]; ok {
 		return c
 	}
-	var c clusterLabels
-	if l, ok := in.g.inventoryLabels(wec); ok {
-		c = clusterLabels{labels: l, sig: labelsSig(l)}
-	}
+	c, _ := in.g.inventoryLabels(wec)
 	if in.clusters == nil {
-		in.clusters = map[string]clusterLabels{}
+		in.clusters = map[string]map[string]string{}
 	}
 	in.clusters[wec] = c
 	return c

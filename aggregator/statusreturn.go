@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -146,7 +147,10 @@ func (r *statusReturner) computeReturn(in *objectInputs, q []string) (map[string
 	if v, changed := rs.object.update(in.obj); changed {
 		rs.state.SetObject(v)
 	}
-	for _, name := range rs.stale(in, &rs.q, q, rs.sigs, rs.state.RemoveWEC) {
+	for _, name := range rs.stale(in, &rs.q, q, maps.Keys(rs.sigs), func(wec string) {
+		rs.state.RemoveWEC(wec)
+		delete(rs.sigs, wec)
+	}) {
 		sig := in.reportSig(name)
 		if old, ok := rs.sigs[name]; ok && old == sig {
 			continue

@@ -1,7 +1,7 @@
 package aggregator
 
 import (
-	"maps"
+	"iter"
 	"slices"
 	"sync"
 
@@ -30,8 +30,7 @@ type tableState struct {
 	table      *collector.Table
 	object     objectView
 	collectors []*collector.Collector
-	dests      []string          // sorted; shared with destsCache, never modified
-	rowSig     map[string]string // WEC → signature of the input last upserted
+	dests      []string // sorted; shared with destsCache, never modified
 }
 
 // feedMark records the evaluation that last brought a consumer (a Table, a returned-status State)
@@ -52,18 +51,21 @@ func (m *feedMark) fed(in *objectInputs) {
 	m.epoch, m.prunerRV, m.clusterGen = in.epoch, in.prunerRV, in.clusterGen
 }
 
-// stale brings a consumer's WEC set (*have) to want (sorted) — the rows of WECs that left it are
-// dropped and their signatures (sigs: WEC → signature of what its row was fed) forgotten — and
-// returns the WECs of want whose rows may be out of date: those changed since the previous
-// evaluation when that one fed the consumer and the set is the same, else all of want.
-func (m *feedMark) stale(in *objectInputs, have *[]string, want []string, sigs map[string]string, drop func(wec string)) []string {
+// stale brings a consumer's WEC set (*have) to want (sorted) — of the WECs it was fed (fed), those
+// that left it are dropped — and returns the WECs of want whose rows may be out of date: those
+// changed since the previous evaluation when that one fed the consumer and the set is the same,
+// else all of want.
+func (m *feedMark) stale(in *objectInputs, have *[]string, want []string, fed iter.Seq[string], drop func(wec string)) []string {
 	full := !m.fedBy(in)
 	if !slices.Equal(*have, want) {
-		for name := range sigs {
+		var gone []string
+		for name := range fed {
 			if _, ok := slices.BinarySearch(want, name); !ok {
-				drop(name)
-				delete(sigs, name)
+				gone = append(gone, name)
 			}
+		}
+		for _, name := range gone {
+			drop(name)
 		}
 		*have = want
 		full = true
@@ -115,7 +117,7 @@ func (s *tableStore) get(k pairKey, cols []*collector.Collector) *tableState {
 	defer s.mu.Unlock()
 	ts := s.m[k]
 	if ts == nil {
-		ts = &tableState{table: collector.NewTable(nil, cols), collectors: cols, rowSig: map[string]string{}}
+		ts = &tableState{table: collector.NewTable(nil, cols), collectors: cols}
 		s.m[k] = ts
 	}
 	return ts
@@ -133,8 +135,9 @@ func (s *tableStore) dropExcept(obj ObjectKey, keep map[pairKey]bool) {
 }
 
 // feed brings the Table up to date with the object, collectors, destinations (sorted) and WEC
-// inputs of in: every destination is compared with what its row was last fed, or only the WECs
-// changed since the previous evaluation when that one fed the Table (feedMark).
+// inputs of in: every destination, or only the WECs changed since the previous evaluation when
+// that one fed the Table (feedMark), is given its input; the Table re-evaluates a row only when its
+// input is not the same as before (the same cached report, equal labels).
 func (ts *tableState) feed(in *objectInputs, cols []*collector.Collector, dests []string) {
 	if v, changed := ts.object.update(in.obj); changed {
 		ts.table.SetObject(v)
@@ -146,15 +149,9 @@ func (ts *tableState) feed(in *objectInputs, cols []*collector.Collector, dests 
 	if !slices.Equal(ts.dests, dests) {
 		ts.table.SetDestinations(dests)
 	}
-	for _, name := range ts.stale(in, &ts.dests, dests, ts.rowSig, ts.table.RemoveWEC) {
-		c := in.cluster(name)
-		sig := in.reportSig(name) + "\x00" + c.sig
-		if old, ok := ts.rowSig[name]; ok && old == sig {
-			continue
-		}
+	for _, name := range ts.stale(in, &ts.dests, dests, ts.table.Inputs(), ts.table.RemoveWEC) {
 		r := in.reportedOnce(name)
-		ts.table.UpsertWEC(collector.WEC{Name: name, Labels: c.labels, Status: r.status, LastUpdate: r.at})
-		ts.rowSig[name] = sig
+		ts.table.UpsertWEC(collector.WEC{Name: name, Labels: in.cluster(name), Status: r.status, LastUpdate: r.at})
 	}
 	ts.fed(in)
 }
@@ -342,18 +339,6 @@ func classifierName(gvr schema.GroupVersionResource) string {
 		return gvr.Resource + "." + gvr.Version
 	}
 	return gvr.Resource + "." + gvr.Version + "." + gvr.Group
-}
-
-func labelsSig(l map[string]string) string {
-	keys := slices.Sorted(maps.Keys(l))
-	var b []byte
-	for _, k := range keys {
-		b = append(b, k...)
-		b = append(b, 0)
-		b = append(b, l[k]...)
-		b = append(b, 0)
-	}
-	return string(b)
 }
 
 // returnState is the aggregation engine's incremental State of one object, plus the signature of

@@ -189,7 +189,7 @@ func BenchmarkNaiveAggregate(b *testing.B) {
 			for b.Loop() {
 				counts, sums := map[any]int64{}, map[any]int64{}
 				for _, w := range wecs {
-					a := newActivation(t, w)
+					a := testActivation(t, w)
 					if naiveEval(b, c, string(*sc.Spec.Filter), a) != true {
 						continue
 					}
@@ -216,7 +216,7 @@ func BenchmarkNaiveSelect(b *testing.B) {
 			for b.Loop() {
 				rows := make([][]any, 0, n)
 				for _, w := range wecs {
-					a := newActivation(t, w)
+					a := testActivation(t, w)
 					row := make([]any, len(sc.Spec.Select))
 					for k, s := range sc.Spec.Select {
 						row[k] = naiveEval(b, c, string(s.Def), a)
@@ -305,7 +305,9 @@ func BenchmarkKubeStellarRows(b *testing.B) {
 // BenchmarkTableBytesPerWEC reports the live heap a Table holds per WEC after its results were
 // read (the WECs' inputs, shared with the caller, not counted): 1,000 WECs and the load test's
 // collector mix (test/load Collectors): a COUNT, a groupBy histogram, a select with a filter
-// that reads returned.status whole, and a MAX.
+// that reads returned.status whole, and a MAX. "first": after every WEC was given once;
+// "updated": after every WEC was then given again with a new status (the steady state of a
+// Table that has seen updates).
 func BenchmarkTableBytesPerWEC(b *testing.B) {
 	const n = 1000
 	c := newTestCompiler(b)
@@ -318,22 +320,40 @@ func BenchmarkTableBytesPerWEC(b *testing.B) {
 	}
 	wecs := benchWECs(n)
 	names := make([]string, n)
+	updates := make([]WEC, n)
 	for i, w := range wecs {
 		names[i] = w.Name
+		updates[i] = benchWEC(i, int64((i+1)%5), "eu", *w.LastUpdate)
 	}
-	var perWEC float64
-	for b.Loop() {
-		before := liveHeap()
-		t := NewTable(benchObj, cols)
-		t.SetDestinations(names)
-		for _, w := range wecs {
-			t.UpsertWEC(w)
+	for _, updated := range []bool{false, true} {
+		name := "first"
+		if updated {
+			name = "updated"
 		}
-		if res := t.Results(); len(res) != len(cols) {
-			b.Fatalf("unexpected result %v", res)
-		}
-		perWEC = float64(liveHeap()-before) / n
-		runtime.KeepAlive(t)
+		b.Run(name, func(b *testing.B) {
+			var perWEC float64
+			for b.Loop() {
+				before := liveHeap()
+				t := NewTable(benchObj, cols)
+				t.SetDestinations(names)
+				for _, w := range wecs {
+					t.UpsertWEC(w)
+				}
+				if res := t.Results(); len(res) != len(cols) {
+					b.Fatalf("unexpected result %v", res)
+				}
+				if updated {
+					for _, w := range updates {
+						t.UpsertWEC(w)
+					}
+					if res := t.Results(); len(res) != len(cols) {
+						b.Fatalf("unexpected result %v", res)
+					}
+				}
+				perWEC = float64(liveHeap()-before) / n
+				runtime.KeepAlive(t)
+			}
+			b.ReportMetric(perWEC, "B/WEC")
+		})
 	}
-	b.ReportMetric(perWEC, "B/WEC")
 }

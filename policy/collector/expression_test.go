@@ -107,7 +107,7 @@ func checkAgainstCEL(t *testing.T, c *Compiler, e string, recognised func(*expre
 	for _, obj := range objs {
 		for _, st := range statuses {
 			for _, w := range wecs(statusJSON(t, st)) {
-				a := newActivation(&Table{obj: obj}, w)
+				a := testActivation(&Table{obj: obj}, w)
 				fv, ferr := fast.eval(a, nil)
 				sv, serr := slow.eval(a, nil)
 				if (ferr == nil) != (serr == nil) || (ferr != nil && ferr.Error() != serr.Error()) {

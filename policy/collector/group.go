@@ -122,7 +122,7 @@ func (g *group) remove(cs *colState, i int) {
 }
 
 func (g *group) apply(cs *colState, i, sign int) {
-	for k, s := range cs.rows[i].subjects {
+	for k, s := range cs.subjects(i) {
 		a := &g.aggs[k]
 		switch s.state {
 		case subjectNumber:
@@ -158,7 +158,7 @@ func (g *group) value(cs *colState, k int, typ controlv1alpha1.AggregatorType) c
 		if cs.rows[m].group != g {
 			continue
 		}
-		s := &cs.rows[m].subjects[k]
+		s := &cs.subjects(m)[k]
 		if s.state == subjectNumber && (!found || sign*compareNumbers(s.n, best) < 0) {
 			best, found = s.n, true
 		}
@@ -169,8 +169,8 @@ func (g *group) value(cs *colState, k int, typ controlv1alpha1.AggregatorType) c
 // firstBad describes the first (by WEC name) value that aggregate k skipped as not a number.
 func (g *group) firstBad(cs *colState, k int) string {
 	for m := g.rep; m >= 0 && m < len(cs.rows); m++ {
-		if r := &cs.rows[m]; r.group == g && r.subjects[k].state == subjectBad {
-			return r.subjects[k].bad
+		if r := &cs.rows[m]; r.group == g && cs.subjects(m)[k].state == subjectBad {
+			return cs.subjects(m)[k].bad
 		}
 	}
 	return ""

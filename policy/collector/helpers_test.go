@@ -195,3 +195,10 @@ func liveHeap() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
 }
+
+// testActivation returns w's CEL variables in t, as a Table builds them for a row.
+func testActivation(t *Table, w WEC) *activation {
+	a := &activation{}
+	a.init(t, w)
+	return a
+}

@@ -2,6 +2,9 @@ package collector
 
 import (
 	"fmt"
+	"iter"
+	"maps"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -33,17 +36,18 @@ type WEC struct {
 // time. The Collectors it holds may be shared.
 type Table struct {
 	obj        map[string]any
-	collectors []*colState // by collector name
-	dests      []string    // sorted, unique
-	destIdx    map[string]int
-	inputs     map[string]*activation // every WEC given to UpsertWEC, destination or not
-	rows       []*activation          // aligned with dests
+	collectors []*colState     // by collector name
+	dests      []string        // sorted, unique
+	inputs     map[string]*WEC // every WEC given to UpsertWEC, destination or not
+	rows       []*WEC          // aligned with dests; a destination not given has its name only
+	act        activation      // the CEL variables of row actRow (one row is evaluated at a time)
+	actRow     int             // -1: act holds no row
 }
 
 // NewTable returns a Table for the workload object obj (without .status) and the collectors.
 // Call SetDestinations and UpsertWEC to give it rows.
 func NewTable(obj map[string]any, collectors []*Collector) *Table {
-	t := &Table{obj: obj, destIdx: map[string]int{}, inputs: map[string]*activation{}}
+	t := &Table{obj: obj, inputs: map[string]*WEC{}, actRow: -1}
 	t.SetCollectors(collectors)
 	return t
 }
@@ -90,29 +94,45 @@ func (t *Table) SetDestinations(names []string) {
 	if slices.Equal(dests, t.dests) {
 		return
 	}
-	oldIdx := t.destIdx
+	old := t.dests
 	t.dests = dests
-	t.destIdx = make(map[string]int, len(dests))
-	t.rows = make([]*activation, len(dests))
+	t.rows = make([]*WEC, len(dests))
+	t.actRow = -1
 	for i, name := range dests {
-		t.destIdx[name] = i
 		t.rows[i] = t.input(name)
 	}
 	for _, cs := range t.collectors {
-		cs.realign(t, oldIdx)
+		cs.realign(t, old)
 	}
 }
 
+// destIndex returns the index of a destination in t.dests.
+func (t *Table) destIndex(name string) (int, bool) {
+	return slices.BinarySearch(t.dests, name)
+}
+
 // UpsertWEC sets one WEC's input and, when it is a destination, re-evaluates that WEC's row only.
+// An input the same as the WEC's previous one (see sameInput) changes nothing: inputs are never
+// modified once given, so the same status value is the same status.
 func (t *Table) UpsertWEC(w WEC) {
-	a := newActivation(t, w)
-	t.inputs[w.Name] = a
-	if i, ok := t.destIdx[w.Name]; ok {
-		t.rows[i] = a
-		for _, cs := range t.collectors {
-			cs.update(t, i)
-		}
-		a.release()
+	if old, ok := t.inputs[w.Name]; ok && sameInput(old, &w) {
+		return
+	}
+	in := &w
+	t.inputs[w.Name] = in
+	if i, ok := t.destIndex(w.Name); ok {
+		t.rows[i] = in
+		t.changed(i)
+	}
+}
+
+// changed re-evaluates row i, whose input was replaced.
+func (t *Table) changed(i int) {
+	if t.actRow == i {
+		t.actRow = -1
+	}
+	for _, cs := range t.collectors {
+		cs.update(t, i)
 	}
 }
 
@@ -122,22 +142,22 @@ func (t *Table) RemoveWEC(name string) {
 		return
 	}
 	delete(t.inputs, name)
-	if i, ok := t.destIdx[name]; ok {
+	if i, ok := t.destIndex(name); ok {
 		t.rows[i] = t.input(name)
-		for _, cs := range t.collectors {
-			cs.update(t, i)
-		}
-		t.rows[i].release()
+		t.changed(i)
 	}
+}
+
+// Inputs returns the names of the WECs given to UpsertWEC and not removed since, destinations or not.
+func (t *Table) Inputs() iter.Seq[string] {
+	return maps.Keys(t.inputs)
 }
 
 // Results returns one result per collector, by collector name, as the CombinedStatus holds them.
 // The results share memory with the Table's cache: do not modify them.
 func (t *Table) Results() []controlv1alpha1.NamedStatusCombination {
 	out := make([]controlv1alpha1.NamedStatusCombination, len(t.collectors))
-	flushed := false
 	for i, cs := range t.collectors {
-		flushed = flushed || cs.pending > 0
 		if cs.dirty {
 			cs.result = cs.compute(t)
 			cs.dirty = false
@@ -145,11 +165,7 @@ func (t *Table) Results() []controlv1alpha1.NamedStatusCombination {
 		cs.budget.end()
 		out[i] = cs.result
 	}
-	if flushed { // pending rows were evaluated: every row may hold CEL values now
-		for _, a := range t.rows {
-			a.release()
-		}
-	}
+	t.act.release()
 	return out
 }
 
@@ -162,33 +178,74 @@ func Evaluate(obj map[string]any, wecs []WEC, collectors []*Collector) []control
 		sorted = slices.Clone(wecs)
 		slices.SortStableFunc(sorted, byName)
 	}
-	// The rows are set directly; this Table is never updated, so it needs no name index. The
-	// activations are allocated at once.
-	t := &Table{obj: obj, dests: make([]string, 0, len(sorted)), rows: make([]*activation, 0, len(sorted))}
-	acts := make([]activation, len(sorted))
-	for i, w := range sorted {
-		if i+1 < len(sorted) && sorted[i+1].Name == w.Name {
+	// The rows are set directly (they point into sorted, which is only read); this Table is
+	// never updated, so it needs no inputs.
+	t := &Table{obj: obj, dests: make([]string, 0, len(sorted)), rows: make([]*WEC, 0, len(sorted)), actRow: -1}
+	for i := range sorted {
+		if i+1 < len(sorted) && sorted[i+1].Name == sorted[i].Name {
 			continue
 		}
-		acts[i].init(t, w)
-		t.dests = append(t.dests, w.Name)
-		t.rows = append(t.rows, &acts[i])
+		t.dests = append(t.dests, sorted[i].Name)
+		t.rows = append(t.rows, &sorted[i])
 	}
 	t.SetCollectors(collectors)
 	return t.Results()
 }
 
 // input returns the known input of a WEC, or a "reported nothing" input.
-func (t *Table) input(name string) *activation {
-	if a, ok := t.inputs[name]; ok {
-		return a
+func (t *Table) input(name string) *WEC {
+	if w, ok := t.inputs[name]; ok {
+		return w
 	}
-	return newActivation(t, WEC{Name: name})
+	return &WEC{Name: name}
 }
 
-// activation holds one WEC's CEL variables, built once per update. The object-typed variables are
-// fieldsVals inside it, which convert a field to a CEL value on first use (so an activation is not
-// safe for concurrent use); `obj` is the Table's plain map, which CEL reads directly.
+// activate returns the CEL variables of row i. A Table keeps only its rows' plain inputs (a WEC
+// each) and builds the variables of the row being evaluated in its one activation, kept while
+// the same row is evaluated for each collector: an activation per WEC would cost memory per WEC
+// between evaluations. What an expression returns is converted to plain values (fromAny,
+// classifyAny) before the next row's variables replace these.
+func (t *Table) activate(i int) *activation {
+	if t.actRow != i {
+		t.act.init(t, *t.rows[i])
+		t.actRow = i
+	}
+	return &t.act
+}
+
+// sameInput reports whether two inputs of a WEC are the same: the same name, labels, time and
+// status value — the same map or list (inputs are never modified), or an equal scalar. A status
+// decoded again from the same JSON is a different value: the row is evaluated again, as for a
+// change.
+func sameInput(a, b *WEC) bool {
+	if a.Name != b.Name || !maps.Equal(a.Labels, b.Labels) || !sameValue(a.Status, b.Status) {
+		return false
+	}
+	if a.LastUpdate == nil || b.LastUpdate == nil {
+		return a.LastUpdate == b.LastUpdate
+	}
+	return a.LastUpdate.Equal(*b.LastUpdate)
+}
+
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		return ok && len(x) == len(y) && (len(x) == 0 || reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer())
+	case []any:
+		y, ok := b.([]any)
+		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
+	case string, bool, int64, float64:
+		return a == b // b of another type (even a map) compares unequal without a panic
+	}
+	return false
+}
+
+// activation holds one WEC's CEL variables. The object-typed variables are fieldsVals inside it,
+// which convert a field to a CEL value on first use (so an activation is not safe for concurrent
+// use); `obj` is the Table's plain map, which CEL reads directly.
 type activation struct {
 	t                                *Table
 	name                             string // the WEC name, which inventory.name points at
@@ -200,14 +257,8 @@ var _ interpreter.Activation = (*activation)(nil)
 // noLabels is the labels of a WEC without inventory labels; CEL never modifies its inputs.
 var noLabels = map[string]string{}
 
-func newActivation(t *Table, w WEC) *activation {
-	a := &activation{}
-	a.init(t, w)
-	return a
-}
-
-// init sets a zero activation's variables. The activation must not be copied afterwards (its
-// inventory points at its name).
+// init sets an activation's variables (dropping those of its previous row). The activation must
+// not be copied afterwards (its inventory points at its name).
 func (a *activation) init(t *Table, w WEC) {
 	labels := w.Labels
 	if labels == nil {
@@ -222,10 +273,8 @@ func (a *activation) init(t *Table, w WEC) {
 	}
 }
 
-// release drops the CEL values made while the activation's row was evaluated. They only wrap
-// the plain inputs (no copy) and are made again when the row is next evaluated; a Table keeps one
-// activation per WEC, so holding them would cost memory per WEC between evaluations. Select cells
-// evaluated while results are read (at most limit rows) may keep theirs until the row changes.
+// release drops the CEL values made while the activation's row was evaluated (they only wrap the
+// plain inputs), so that a Table does not hold them between evaluations.
 func (a *activation) release() {
 	a.inventory.vals, a.returned.vals, a.propagation.vals = [2]ref.Val{}, [2]ref.Val{}, [2]ref.Val{}
 }
@@ -294,9 +343,10 @@ type colState struct {
 	groups  map[string]*group
 	keyBuf  []byte
 
-	// Arenas for the rows' key values and subjects when all rows are evaluated at once.
-	keyArena  []jvalue
-	subjArena []subject
+	// The rows' group key values and aggregation subjects, len(groupBy) and len(aggregates) per
+	// row, aligned with rows (key and subjects): set for the rows in a group, zero for the others.
+	keys  []jvalue
+	subjs []subject
 
 	dirty  bool
 	result controlv1alpha1.NamedStatusCombination
@@ -304,21 +354,64 @@ type colState struct {
 	budget timeBudget
 }
 
+// rowState is one WEC's row of one collector. A Table has a row per WEC and collector, so what
+// only some rows need sits behind pointers, and the key values and subjects in colState.
 type rowState struct {
 	pending bool // a new destination's row, evaluated when results are next read
 	kept    bool
-	errs    []rowError // in column order: filter, groupBy, subjects
+	errp    *[]rowError // nil: none; else in column order: filter, groupBy, subjects
 
 	// select: cells are evaluated only for rows within the limit, when results are read (nil
-	// until then); their errors count only while the row is within the limit. Behind a pointer,
-	// so that rows beyond the limit and aggregation rows do not hold the fields (a Table has a
-	// row per WEC and collector).
+	// until then); their errors count only while the row is within the limit.
 	cells *selectCells
 
-	// aggregation
-	group    *group
-	key      []jvalue
-	subjects []subject
+	// aggregation: the row's group (nil: in none); its key values and subjects are
+	// colState.key(i) and subjects(i)
+	group *group
+}
+
+func (r *rowState) errs() []rowError {
+	if r.errp == nil {
+		return nil
+	}
+	return *r.errp
+}
+
+func (r *rowState) addErr(e rowError) {
+	if r.errp == nil {
+		r.errp = &[]rowError{}
+	}
+	*r.errp = append(*r.errp, e)
+}
+
+// key returns row i's group key values (len(groupBy)); valid while the row is in a group.
+func (cs *colState) key(i int) []jvalue {
+	n := len(cs.col.groupBy)
+	return cs.keys[i*n : (i+1)*n : (i+1)*n]
+}
+
+// subjects returns row i's aggregation subjects (len(aggregates)); valid while the row is in a group.
+func (cs *colState) subjects(i int) []subject {
+	n := len(cs.col.aggregates)
+	return cs.subjs[i*n : (i+1)*n : (i+1)*n]
+}
+
+// clearRow zeroes row i with its key values and subjects (which may hold strings).
+func (cs *colState) clearRow(i int) {
+	cs.rows[i] = rowState{}
+	clear(cs.key(i))
+	clear(cs.subjects(i))
+}
+
+// allocRows makes rows, key values and subjects for n rows.
+func (cs *colState) allocRows(n int) {
+	cs.rows = make([]rowState, n)
+	if cs.col.isSelect() {
+		cs.keys, cs.subjs = nil, nil
+		return
+	}
+	cs.keys = make([]jvalue, n*len(cs.col.groupBy))
+	cs.subjs = make([]subject, n*len(cs.col.aggregates))
 }
 
 // selectCells are a select row's evaluated cells and their errors.
@@ -329,13 +422,9 @@ type selectCells struct {
 
 // reset re-evaluates every row.
 func (cs *colState) reset(t *Table) {
-	cs.rows = make([]rowState, len(t.dests))
+	cs.allocRows(len(t.dests))
 	cs.groups = map[string]*group{}
 	cs.errRows = 0
-	if !cs.col.isSelect() {
-		cs.keyArena = make([]jvalue, len(t.dests)*len(cs.col.groupBy))
-		cs.subjArena = make([]subject, len(t.dests)*len(cs.col.aggregates))
-	}
 	for i := range cs.rows {
 		cs.evalRow(t, i)
 	}
@@ -345,25 +434,27 @@ func (cs *colState) reset(t *Table) {
 // realign moves cached rows to the new destination order, marks rows of new destinations pending
 // (so that a WEC given to UpsertWEC right after SetDestinations is evaluated once), and rebuilds
 // the groups from the cached rows.
-func (cs *colState) realign(t *Table, oldIdx map[string]int) {
-	old := cs.rows
-	cs.rows = make([]rowState, len(t.dests))
+func (cs *colState) realign(t *Table, oldDests []string) {
+	old := colState{col: cs.col, rows: cs.rows, keys: cs.keys, subjs: cs.subjs}
+	cs.allocRows(len(t.dests))
 	cs.groups = map[string]*group{}
 	cs.errRows = 0
 	cs.pending = 0
 	for i, name := range t.dests {
-		j, ok := oldIdx[name]
+		j, ok := slices.BinarySearch(oldDests, name)
 		if !ok {
 			cs.rows[i].pending = true
 			cs.pending++
 			continue
 		}
-		cs.rows[i] = old[j]
+		cs.rows[i] = old.rows[j]
+		copy(cs.key(i), old.key(j))
+		copy(cs.subjects(i), old.subjects(j))
 		if cs.rows[i].pending {
 			cs.pending++
 			continue
 		}
-		if len(cs.rows[i].errs) > 0 {
+		if cs.rows[i].errp != nil {
 			cs.errRows++
 		}
 		if g := cs.rows[i].group; g != nil {
@@ -387,10 +478,10 @@ func (cs *colState) update(t *Table, i int) {
 			delete(cs.groups, g.keyStr)
 		}
 	}
-	if len(cs.rows[i].errs) > 0 {
+	if cs.rows[i].errp != nil {
 		cs.errRows--
 	}
-	cs.rows[i] = rowState{}
+	cs.clearRow(i)
 	cs.evalRow(t, i)
 }
 
@@ -411,36 +502,38 @@ func (cs *colState) flush(t *Table) {
 // evalRow evaluates row i, which must be zero.
 func (cs *colState) evalRow(t *Table, i int) {
 	cs.evalRowExprs(t, i)
-	if len(cs.rows[i].errs) > 0 {
+	if cs.rows[i].errp != nil {
 		cs.errRows++
 	}
 }
 
 func (cs *colState) evalRowExprs(t *Table, i int) {
-	c, a, r := cs.col, t.rows[i], &cs.rows[i]
-	r.kept, r.errs = filterRow(c, a, &cs.budget)
+	c, a, r := cs.col, t.activate(i), &cs.rows[i]
+	var errs []rowError
+	r.kept, errs = filterRow(c, a, &cs.budget)
+	if errs != nil {
+		r.errp = &errs
+	}
 	if !r.kept || c.isSelect() {
 		return
 	}
 	keyOK := true
-	if len(c.groupBy) > 0 {
-		r.key = take(&cs.keyArena, len(c.groupBy))
-	}
+	key := cs.key(i)
 	for k, g := range c.groupBy {
 		out, err := g.prg.eval(a, &cs.budget)
 		if err == nil {
-			r.key[k], err = fromAny(out)
+			key[k], err = fromAny(out)
 		}
 		if err != nil {
-			r.errs = append(r.errs, rowError{g.name, err.Error()})
+			r.addErr(rowError{g.name, err.Error()})
 			keyOK = false
 		}
 	}
 	if !keyOK {
-		r.key = nil
+		clear(key)
 		return
 	}
-	r.subjects = take(&cs.subjArena, len(c.aggregates))
+	subjects := cs.subjects(i)
 	subjectsOK := true
 	for k, ag := range c.aggregates {
 		if ag.prg == nil {
@@ -448,33 +541,24 @@ func (cs *colState) evalRowExprs(t *Table, i int) {
 		}
 		out, err := ag.prg.eval(a, &cs.budget)
 		if err != nil {
-			r.errs = append(r.errs, rowError{ag.name, err.Error()})
+			r.addErr(rowError{ag.name, err.Error()})
 			subjectsOK = false
 			continue
 		}
-		r.subjects[k] = classifyAny(out)
+		subjects[k] = classifyAny(out)
 	}
 	if !subjectsOK {
 		// A row with an evaluation error is left out of the aggregation input as a whole (docs/rules.md "Collectors"):
 		// COUNT does not count it either.
-		r.key, r.subjects = nil, nil
+		clear(key)
+		clear(subjects)
 		return
 	}
 	cs.keyBuf = cs.keyBuf[:0]
-	for k := range r.key {
-		cs.keyBuf = appendKey(cs.keyBuf, &r.key[k])
+	for k := range key {
+		cs.keyBuf = appendKey(cs.keyBuf, &key[k])
 	}
 	cs.join(i, cs.keyBuf)
-}
-
-// take returns n zero elements from the front of an arena, or new ones when it is used up.
-func take[T any](arena *[]T, n int) []T {
-	if len(*arena) < n {
-		return make([]T, n)
-	}
-	out := (*arena)[:n:n]
-	*arena = (*arena)[n:]
-	return out
 }
 
 // join adds row i to the group with the given key.
@@ -496,7 +580,7 @@ func (cs *colState) evalCells(t *Table, i int) {
 	c := &selectCells{values: make([]controlv1alpha1.Value, len(cs.col.selects))}
 	r.cells = c
 	for k, s := range cs.col.selects {
-		out, err := s.prg.eval(t.rows[i], &cs.budget)
+		out, err := s.prg.eval(t.activate(i), &cs.budget)
 		var v jvalue
 		if err == nil {
 			v, err = fromAny(out)
@@ -526,17 +610,17 @@ func (cs *colState) compute(t *Table) controlv1alpha1.NamedStatusCombination {
 				res.Rows = append(res.Rows, controlv1alpha1.StatusCombinationRow{Columns: r.cells.values})
 				res.RowErrors = errorsOf(t.dests[i], r.cells.errs, res.RowErrors)
 			}
-			if len(r.errs) > 0 {
+			if r.errp != nil {
 				seen++
-				res.RowErrors = errorsOf(t.dests[i], r.errs, res.RowErrors)
+				res.RowErrors = errorsOf(t.dests[i], r.errs(), res.RowErrors)
 			}
 		}
 		return res
 	}
 	for i, seen := 0, 0; i < len(cs.rows) && seen < cs.errRows && len(res.RowErrors) < MaxRowErrors; i++ {
-		if r := &cs.rows[i]; len(r.errs) > 0 {
+		if r := &cs.rows[i]; r.errp != nil {
 			seen++
-			res.RowErrors = errorsOf(t.dests[i], r.errs, res.RowErrors)
+			res.RowErrors = errorsOf(t.dests[i], r.errs(), res.RowErrors)
 		}
 	}
 	groups := make([]*group, 0, len(cs.groups))
@@ -573,7 +657,7 @@ func (cs *colState) groupKey(g *group) []jvalue {
 	if g.count == 0 {
 		return nil
 	}
-	return cs.rows[g.rep].key
+	return cs.key(g.rep)
 }
 
 func compareKeys(a, b []jvalue) int {

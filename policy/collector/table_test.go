@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/go-cmp/cmp"
@@ -156,8 +157,9 @@ func TestTableUpsertOnlyChangesThatRow(t *testing.T) {
 	if got, want := tbl.Results()[0].Rows, []controlv1alpha1.StatusCombinationRow{row(vs("x"), vn("3"))}; !cmp.Equal(want, got) {
 		t.Fatalf("got %v", got)
 	}
-	// Poison the cached activation of "a": if an update of "b" re-evaluated "a", its row would fail.
-	tbl.rows[0].returned = tbl.rows[1].inventory
+	// Poison the kept input of "a": if an update of "b" re-evaluated "a", its row would fail.
+	tbl.rows[0].Status = "not a map"
+	tbl.actRow = -1
 	tbl.UpsertWEC(WEC{Name: "b", Status: map[string]any{"g": "y"}})
 	want := []controlv1alpha1.StatusCombinationRow{row(vs("x"), vn("2")), row(vs("y"), vn("1"))}
 	if d := cmp.Diff(want, tbl.Results()[0].Rows); d != "" || len(tbl.Results()[0].RowErrors) > 0 {
@@ -165,9 +167,9 @@ func TestTableUpsertOnlyChangesThatRow(t *testing.T) {
 	}
 }
 
-// TestTableKeepsNoCELValuesBetweenEvaluations: after results are read, the rows beyond the
-// select limit hold no CEL values (they cost memory per WEC), and the results stay those of a
-// one-shot evaluation when rows change afterwards.
+// TestTableKeepsNoCELValuesBetweenEvaluations: after results are read, the Table holds no CEL
+// values (they would cost memory per Table), and the results stay those of a one-shot evaluation
+// when rows change afterwards.
 func TestTableKeepsNoCELValuesBetweenEvaluations(t *testing.T) {
 	cols := incrementalCollectors(t)
 	obj := map[string]any{"spec": map[string]any{"replicas": int64(2)}}
@@ -185,11 +187,9 @@ func TestTableKeepsNoCELValuesBetweenEvaluations(t *testing.T) {
 	}
 	held := func(tb *Table) []string {
 		var out []string
-		for i, a := range tb.rows {
-			for _, f := range []*fieldsVal{&a.inventory, &a.returned, &a.propagation} {
-				if f.vals != [2]ref.Val{} && i >= 3 { // select limit 3: cells of the first rows are kept
-					out = append(out, tb.dests[i])
-				}
+		for _, f := range []*fieldsVal{&tb.act.inventory, &tb.act.returned, &tb.act.propagation} {
+			if f.vals != [2]ref.Val{} {
+				out = append(out, f.names[0])
 			}
 		}
 		return out
@@ -203,7 +203,7 @@ func TestTableKeepsNoCELValuesBetweenEvaluations(t *testing.T) {
 		t.Fatalf("first results (-one-shot +table):\n%s", diff)
 	}
 	if h := held(tb); len(h) > 0 {
-		t.Errorf("after the first results, rows %v hold CEL values", h)
+		t.Errorf("after the first results, the Table holds CEL values of %v", h)
 	}
 	wecs[5] = wec("c5", withStatus(map[string]any{"ready": true, "n": int64(40), "g": "y"}), withLabels("region", "r9"))
 	tb.UpsertWEC(wecs[5])
@@ -213,6 +213,73 @@ func TestTableKeepsNoCELValuesBetweenEvaluations(t *testing.T) {
 		t.Fatalf("results after updates (-one-shot +table):\n%s", diff)
 	}
 	if h := held(tb); len(h) > 0 {
-		t.Errorf("after updates, rows %v hold CEL values", h)
+		t.Errorf("after updates, the Table holds CEL values of %v", h)
+	}
+}
+
+// TestTableUpsertSameInput: an input the same as the WEC's previous one (the same status value,
+// equal labels and time) leaves the row as it is; any other input re-evaluates it.
+func TestTableUpsertSameInput(t *testing.T) {
+	c := newTestCompiler(t)
+	col := mustCompile(t, c, statusCollector("c", withGroupBy("g", "returned.status.g"), withCount("n")))
+	tbl := NewTable(nil, []*Collector{col})
+	tbl.SetDestinations([]string{"a"})
+	status := map[string]any{"g": "x"}
+	ts := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	tbl.UpsertWEC(WEC{Name: "a", Labels: map[string]string{"l": "1"}, Status: status, LastUpdate: &ts})
+	groups := func() string { return *tbl.Results()[0].Rows[0].Columns[0].String }
+	if g := groups(); g != "x" {
+		t.Fatalf("first group %s", g)
+	}
+	// Inputs are never modified once given; this test does, to see whether the row is evaluated again.
+	status["g"] = "y"
+	ts2 := ts
+	tbl.UpsertWEC(WEC{Name: "a", Labels: map[string]string{"l": "1"}, Status: status, LastUpdate: &ts2})
+	if g := groups(); g != "x" {
+		t.Fatalf("the same input re-evaluated the row: group %s", g)
+	}
+	for _, w := range []WEC{
+		{Name: "a", Labels: map[string]string{"l": "1"}, Status: map[string]any{"g": "y"}, LastUpdate: &ts},
+		{Name: "a", Labels: map[string]string{"l": "2"}, Status: status, LastUpdate: &ts},
+		{Name: "a", Labels: map[string]string{"l": "1"}, Status: status, LastUpdate: new(ts.Add(time.Second))},
+		{Name: "a", Labels: map[string]string{"l": "1"}, Status: status},
+	} {
+		tbl.UpsertWEC(WEC{Name: "a", Labels: map[string]string{"l": "1"}, Status: map[string]any{"g": "x"}, LastUpdate: &ts})
+		if g := groups(); g != "x" {
+			t.Fatalf("reset: group %s", g)
+		}
+		status["g"] = "y"
+		tbl.UpsertWEC(w)
+		if g := groups(); g != "y" {
+			t.Errorf("input %+v left the row as it was: group %s", w, g)
+		}
+	}
+}
+
+func TestSameValue(t *testing.T) {
+	m := map[string]any{"a": int64(1)}
+	l := []any{"x", int64(2)}
+	for _, tc := range []struct {
+		a, b any
+		want bool
+	}{
+		{nil, nil, true},
+		{m, m, true},
+		{m, map[string]any{"a": int64(1)}, false}, // equal, not the same: evaluated again
+		{map[string]any{}, map[string]any{}, true},
+		{l, l, true},
+		{l, l[:1], false},
+		{l, []any{"x", int64(2)}, false},
+		{"x", "x", true},
+		{"x", m, false},
+		{int64(1), float64(1), false},
+		{m, nil, false},
+		{nil, m, false},
+		{float64(2.5), float64(2.5), true},
+		{true, false, false},
+	} {
+		if got := sameValue(tc.a, tc.b); got != tc.want {
+			t.Errorf("sameValue(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
 	}
 }
