@@ -100,7 +100,7 @@ func internValue(v any) any {
 		}
 	case string:
 		if len(v) <= maxInternedValue {
-			return intern(v)
+			return internTable.boxed(v)
 		}
 	}
 	return v
@@ -116,15 +116,27 @@ func intern(s string) string { return internTable.intern(s) }
 // valid, and later ones are shared from the new table — so unique strings (timestamps, UIDs)
 // cannot make it grow without limit. (unique.Make would not do: its canonical copy lives only
 // while a Handle does, so a string held without one is copied again after a collection.)
+//
+// It holds each string as an interface value (an `any` holding a string points at a string
+// header of its own), which boxed hands out: a decoded JSON string value shares that header too,
+// instead of each map or list holding one (16 B per string value).
 type stringTable struct {
 	mu  sync.Mutex
-	m   map[string]string
+	m   map[string]any // the string → the same string as an interface value
 	max int
 }
 
-func newStringTable(max int) *stringTable { return &stringTable{m: map[string]string{}, max: max} }
+func newStringTable(max int) *stringTable { return &stringTable{m: map[string]any{}, max: max} }
 
 func (t *stringTable) intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	return t.boxed(s).(string)
+}
+
+// boxed returns the interned s as a shared interface value.
+func (t *stringTable) boxed(s string) any {
 	if s == "" {
 		return ""
 	}
@@ -137,8 +149,9 @@ func (t *stringTable) intern(s string) string {
 		clear(t.m)
 	}
 	s = strings.Clone(s) // not a part of a larger buffer
-	t.m[s] = s
-	return s
+	c := any(s)
+	t.m[s] = c
+	return c
 }
 
 // internMeta interns the strings of a cached WorkStatus that repeat across WorkStatuses: its

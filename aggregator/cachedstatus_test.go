@@ -307,6 +307,18 @@ func TestStringTableIsBoundedAndShares(t *testing.T) {
 	if got := tab.intern(""); got != "" {
 		t.Errorf("intern of the empty string = %q", got)
 	}
+	// A string value in decoded JSON shares the table's interface value: its data word (the
+	// string header it points at) is the same.
+	data := func(v any) unsafe.Pointer { return (*[2]unsafe.Pointer)(unsafe.Pointer(&v))[1] }
+	x := tab.boxed(dup("x"))
+	if y := tab.boxed(dup("x")); data(x) != data(y) || y != "x" {
+		t.Errorf("boxing an equal string gave another interface value (%v)", y)
+	}
+	m := internValue(map[string]any{"k": dup("short")}).(map[string]any)
+	l := internValue([]any{dup("short")}).([]any)
+	if data(m["k"]) != data(l[0]) {
+		t.Errorf("two decoded values of the same short string hold their own string headers")
+	}
 }
 
 // BenchmarkTrimITSObject is the informer's cost per WorkStatus event of the transform (decoding
