@@ -15,6 +15,7 @@ type Collector struct {
 	groupBy    []column
 	aggregates []aggregate
 	selects    []column
+	nsubjects  int // aggregates with a subject (all but COUNT): the subjects a row holds
 
 	columnNames []string
 	timeBudget  time.Duration
@@ -27,7 +28,8 @@ type column struct {
 
 type aggregate struct {
 	column
-	typ controlv1alpha1.AggregatorType // prg is nil for COUNT
+	typ  controlv1alpha1.AggregatorType // prg is nil for COUNT
+	slot int                            // index of its subject among a row's; -1 for COUNT (no subject)
 }
 
 // Name is the StatusCollector's name, which is also the name of its result.
@@ -46,8 +48,13 @@ func (c *Collector) finish() {
 	for _, g := range c.groupBy {
 		c.columnNames = append(c.columnNames, g.name)
 	}
-	for _, a := range c.aggregates {
+	for k, a := range c.aggregates {
 		c.columnNames = append(c.columnNames, a.name)
+		c.aggregates[k].slot = -1
+		if a.prg != nil {
+			c.aggregates[k].slot = c.nsubjects
+			c.nsubjects++
+		}
 	}
 	for _, s := range c.selects {
 		c.columnNames = append(c.columnNames, s.name)

@@ -122,8 +122,12 @@ func (g *group) remove(cs *colState, i int) {
 }
 
 func (g *group) apply(cs *colState, i, sign int) {
-	for k, s := range cs.subjects(i) {
-		a := &g.aggs[k]
+	subjects := cs.subjects(i)
+	for k, ag := range cs.col.aggregates {
+		if ag.slot < 0 {
+			continue
+		}
+		a, s := &g.aggs[k], &subjects[ag.slot]
 		switch s.state {
 		case subjectNumber:
 			a.used += sign
@@ -158,7 +162,7 @@ func (g *group) value(cs *colState, k int, typ controlv1alpha1.AggregatorType) c
 		if cs.rows[m].group != g {
 			continue
 		}
-		s := &cs.subjects(m)[k]
+		s := &cs.subjects(m)[cs.col.aggregates[k].slot]
 		if s.state == subjectNumber && (!found || sign*compareNumbers(s.n, best) < 0) {
 			best, found = s.n, true
 		}
@@ -168,9 +172,13 @@ func (g *group) value(cs *colState, k int, typ controlv1alpha1.AggregatorType) c
 
 // firstBad describes the first (by WEC name) value that aggregate k skipped as not a number.
 func (g *group) firstBad(cs *colState, k int) string {
+	slot := cs.col.aggregates[k].slot
+	if slot < 0 {
+		return ""
+	}
 	for m := g.rep; m >= 0 && m < len(cs.rows); m++ {
-		if r := &cs.rows[m]; r.group == g && cs.subjects(m)[k].state == subjectBad {
-			return cs.subjects(m)[k].bad
+		if r := &cs.rows[m]; r.group == g && cs.subjects(m)[slot].state == subjectBad {
+			return cs.subjects(m)[slot].bad
 		}
 	}
 	return ""

@@ -343,8 +343,9 @@ type colState struct {
 	groups  map[string]*group
 	keyBuf  []byte
 
-	// The rows' group key values and aggregation subjects, len(groupBy) and len(aggregates) per
-	// row, aligned with rows (key and subjects): set for the rows in a group, zero for the others.
+	// The rows' group key values and aggregation subjects, len(groupBy) and nsubjects per row
+	// (COUNT has none), aligned with rows (key and subjects): set for the rows in a group, zero
+	// for the others.
 	keys  []jvalue
 	subjs []subject
 
@@ -390,9 +391,10 @@ func (cs *colState) key(i int) []jvalue {
 	return cs.keys[i*n : (i+1)*n : (i+1)*n]
 }
 
-// subjects returns row i's aggregation subjects (len(aggregates)); valid while the row is in a group.
+// subjects returns row i's aggregation subjects (aggregate.slot indexes them); valid while the
+// row is in a group.
 func (cs *colState) subjects(i int) []subject {
-	n := len(cs.col.aggregates)
+	n := cs.col.nsubjects
 	return cs.subjs[i*n : (i+1)*n : (i+1)*n]
 }
 
@@ -411,7 +413,7 @@ func (cs *colState) allocRows(n int) {
 		return
 	}
 	cs.keys = make([]jvalue, n*len(cs.col.groupBy))
-	cs.subjs = make([]subject, n*len(cs.col.aggregates))
+	cs.subjs = make([]subject, n*cs.col.nsubjects)
 }
 
 // selectCells are a select row's evaluated cells and their errors.
@@ -535,7 +537,7 @@ func (cs *colState) evalRowExprs(t *Table, i int) {
 	}
 	subjects := cs.subjects(i)
 	subjectsOK := true
-	for k, ag := range c.aggregates {
+	for _, ag := range c.aggregates {
 		if ag.prg == nil {
 			continue
 		}
@@ -545,7 +547,7 @@ func (cs *colState) evalRowExprs(t *Table, i int) {
 			subjectsOK = false
 			continue
 		}
-		subjects[k] = classifyAny(out)
+		subjects[ag.slot] = classifyAny(out)
 	}
 	if !subjectsOK {
 		// A row with an evaluation error is left out of the aggregation input as a whole (docs/rules.md "Collectors"):

@@ -44,9 +44,8 @@ type jvalue struct {
 	b    bool
 	n    number
 	s    string
-	list []jvalue
-	keys []string // sorted
-	vals []jvalue // vals[i] belongs to keys[i]
+	keys []string // a map's, sorted
+	vals []jvalue // a list's elements; a map's values (vals[i] belongs to keys[i])
 }
 
 var errNonFiniteInside = errors.New("a NaN or infinite number inside a list or map cannot be written as JSON")
@@ -117,7 +116,7 @@ func listFromCEL(l traits.Lister) (jvalue, error) {
 		if err != nil {
 			return jvalue{}, err
 		}
-		out.list = append(out.list, e)
+		out.vals = append(out.vals, e)
 	}
 	return out, nil
 }
@@ -178,13 +177,13 @@ func fromNative(v any, nested bool) (jvalue, error) {
 	case float64:
 		return doubleValue(x, nested)
 	case []any:
-		out := jvalue{kind: jList, list: make([]jvalue, 0, len(x))}
+		out := jvalue{kind: jList, vals: make([]jvalue, 0, len(x))}
 		for _, e := range x {
 			je, err := fromNative(e, true)
 			if err != nil {
 				return jvalue{}, err
 			}
-			out.list = append(out.list, je)
+			out.vals = append(out.vals, je)
 		}
 		return out, nil
 	case map[string]any:
@@ -247,11 +246,11 @@ func (v *jvalue) appendJSON(buf []byte) []byte {
 		return appendJSONString(buf, v.s)
 	case jList:
 		buf = append(buf, '[')
-		for i := range v.list {
+		for i := range v.vals {
 			if i > 0 {
 				buf = append(buf, ',')
 			}
-			buf = v.list[i].appendJSON(buf)
+			buf = v.vals[i].appendJSON(buf)
 		}
 		return append(buf, ']')
 	}
@@ -420,10 +419,10 @@ func appendKey(buf []byte, v *jvalue) []byte {
 		return appendKeyString(buf, v.s)
 	case jList:
 		buf = append(buf, 'l')
-		buf = strconv.AppendInt(buf, int64(len(v.list)), 10)
+		buf = strconv.AppendInt(buf, int64(len(v.vals)), 10)
 		buf = append(buf, ':')
-		for i := range v.list {
-			buf = appendKey(buf, &v.list[i])
+		for i := range v.vals {
+			buf = appendKey(buf, &v.vals[i])
 		}
 		return buf
 	}
@@ -464,12 +463,12 @@ func compareValues(a, b *jvalue) int {
 	case jString:
 		return strings.Compare(a.s, b.s)
 	case jList:
-		for i := 0; i < len(a.list) && i < len(b.list); i++ {
-			if c := compareValues(&a.list[i], &b.list[i]); c != 0 {
+		for i := 0; i < len(a.vals) && i < len(b.vals); i++ {
+			if c := compareValues(&a.vals[i], &b.vals[i]); c != 0 {
 				return c
 			}
 		}
-		return cmpInt(len(a.list), len(b.list))
+		return cmpInt(len(a.vals), len(b.vals))
 	case jMap:
 		for i := 0; i < len(a.keys) && i < len(b.keys); i++ {
 			if c := strings.Compare(a.keys[i], b.keys[i]); c != 0 {
