@@ -38,6 +38,7 @@ func newManagerCommand(run func(context.Context, aggregator.Config) error) *cobr
 		webhookSvc    string
 		namespace     string
 		memoryLimit   string
+		gcPercent     int
 	)
 	cmd := &cobra.Command{
 		Use:   "manager",
@@ -51,6 +52,8 @@ the workload objects' own .status.`,
 			if err := applyMemoryLimit(memoryLimit); err != nil {
 				return err
 			}
+			p, source := aggregator.SetGCPercent(gcPercent)
+			ctrl.Log.WithName("setup").Info("Go GC percent", "percent", p, "source", source)
 			if timeBudget <= 0 {
 				return fmt.Errorf("--collector-time-budget %s: must be positive", timeBudget)
 			}
@@ -103,6 +106,8 @@ the workload objects' own .status.`,
 	f.StringVar(&cfg.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (0 disables)")
 	f.StringVar(&memoryLimit, "memory-limit", "",
 		"soft memory limit of the Go runtime (a quantity, e.g. 900Mi; 0: none) when GOMEMLIMIT is unset; default 90% of the container's cgroup memory limit")
+	f.IntVar(&gcPercent, "gc-percent", aggregator.DefaultGCPercent,
+		"the Go garbage collector's target percentage when GOGC is unset: the heap grows by this much of the live heap between collections (lower: less memory, more collector CPU; negative: off)")
 	f.StringVar(&cfg.PprofAddr, "pprof-bind-address", "", "address of the Go profiler's /debug/pprof/ endpoints (empty or 0: off)")
 	f.BoolVar(&cfg.LeaderElection, "leader-elect", false, "elect a leader among replicas (use with more than one replica)")
 	f.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's)")

@@ -65,6 +65,11 @@ func runManager() error {
 		maxDelay = aggregator.PacingOff // as `statusfold manager --max-write-delay=0`
 	}
 	workers, _ := strconv.Atoi(os.Getenv(envWorkers))
+	gcPercent, err := strconv.Atoi(os.Getenv(envGCPercent))
+	if err != nil {
+		return fmt.Errorf("%s: %w", envGCPercent, err)
+	}
+	aggregator.SetGCPercent(gcPercent) // as `statusfold manager --gc-percent`
 	return aggregator.Run(ctx, aggregator.Config{
 		Options:     aggregator.Options{WDSName: WDSName, CoalesceDelay: coalesce, MaxWriteDelay: maxDelay, Workers: workers},
 		WDS:         cfg,

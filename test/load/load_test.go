@@ -36,6 +36,7 @@ var (
 	flagCoalesce   = flag.Duration("load.coalesce", aggregator.DefaultCoalesceDelay, "the manager's --coalesce-delay")
 	flagMaxDelay   = flag.Duration("load.max-write-delay", aggregator.DefaultMaxWriteDelay, "the manager's --max-write-delay (0: pacing off)")
 	flagMgrWorkers = flag.Int("load.manager-workers", aggregator.DefaultWorkers, "the manager's --workers")
+	flagGCPercent  = flag.Int("load.gc-percent", aggregator.DefaultGCPercent, "the manager's --gc-percent (100: the Go runtime's default)")
 	flagSettle     = flag.Duration("load.settle", 5*time.Minute, "how long statusfold may take to reflect every write of a phase (the initial sync, L1, L2's drain)")
 	flagAPIProfile = flag.Bool("load.apiserver-profile", false, "run the apiserver with --profiling and take its CPU profiles over L1 and L2")
 	flagProfileDir = flag.String("load.profile-dir", "", "write cpu.pprof, heap.pprof and manager.log here (default: a temp folder)")
@@ -59,6 +60,7 @@ type Config struct {
 	CoalesceDelay                      time.Duration
 	MaxWriteDelay                      time.Duration // the manager's --max-write-delay (0: pacing off)
 	ManagerWorkers                     int
+	GCPercent                          int // the manager's --gc-percent
 	APIServerProfile                   bool
 	// ProfileDir receives the profiles and the manager's log; ReportPath the JSON report.
 	ProfileDir, ReportPath string
@@ -77,7 +79,7 @@ func TestLoad(t *testing.T) {
 		L1Updates: *flagUpdates, L1Rate: *flagRate, L1Fraction: *flagL1Fraction,
 		IdleFor: *flagIdleFor, MaxRateFor: *flagMaxRateFor, L2For: *flagL2For, Window: *flagWindow, Settle: *flagSettle,
 		CoalesceDelay: *flagCoalesce, MaxWriteDelay: *flagMaxDelay, ManagerWorkers: *flagMgrWorkers, APIServerProfile: *flagAPIProfile,
-		ProfileDir: *flagProfileDir, ReportPath: *flagReport,
+		GCPercent: *flagGCPercent, ProfileDir: *flagProfileDir, ReportPath: *flagReport,
 	})
 }
 
@@ -91,6 +93,7 @@ func TestLoadSmoke(t *testing.T) {
 		L1Updates: 100, L1Fraction: 0.1,
 		IdleFor: 2 * time.Second, MaxRateFor: 2 * time.Second, L2For: 6 * time.Second, Window: 2 * time.Second, Settle: time.Minute,
 		CoalesceDelay: aggregator.DefaultCoalesceDelay, MaxWriteDelay: *flagMaxDelay, ManagerWorkers: aggregator.DefaultWorkers,
+		GCPercent: *flagGCPercent,
 	})
 	if rep == nil {
 		return
@@ -124,7 +127,7 @@ func runLoad(t *testing.T, c Config) *Report {
 			WECs: c.WECs, Objects: c.Objects, WorkStatuses: c.WECs * c.Objects, Writers: c.Writers,
 			L1Updates: c.L1Updates, L1Fraction: c.L1Fraction, L2For: c.L2For, Window: c.Window,
 		},
-		Manager: ManagerFlags{CoalesceDelay: c.CoalesceDelay, MaxWriteDelay: c.MaxWriteDelay, Workers: c.ManagerWorkers},
+		Manager: ManagerFlags{CoalesceDelay: c.CoalesceDelay, MaxWriteDelay: c.MaxWriteDelay, Workers: c.ManagerWorkers, GCPercent: c.GCPercent},
 	}
 	for j := range c.Objects {
 		if fx.IsMulti(j) {
@@ -171,7 +174,7 @@ func runLoad(t *testing.T, c Config) *Report {
 		t.Fatal(err)
 	}
 	defer logFile.Close()
-	mgr, err := StartManager(ctx, ManagerOptions{Kubeconfig: cp.Kubeconfig, CoalesceDelay: c.CoalesceDelay, MaxWriteDelay: c.MaxWriteDelay, Workers: c.ManagerWorkers, Log: logFile})
+	mgr, err := StartManager(ctx, ManagerOptions{Kubeconfig: cp.Kubeconfig, CoalesceDelay: c.CoalesceDelay, MaxWriteDelay: c.MaxWriteDelay, Workers: c.ManagerWorkers, GCPercent: c.GCPercent, Log: logFile})
 	if err != nil {
 		t.Fatalf("manager: %v", err)
 	}

@@ -30,6 +30,7 @@ const (
 	envCoalesce      = "STATUSFOLD_LOAD_COALESCE"
 	envWorkers       = "STATUSFOLD_LOAD_WORKERS"
 	envMaxDelay      = "STATUSFOLD_LOAD_MAX_WRITE_DELAY"
+	envGCPercent     = "STATUSFOLD_LOAD_GC_PERCENT"
 )
 
 // ManagerProcess is a statusfold manager running as a child process.
@@ -47,7 +48,9 @@ type ManagerOptions struct {
 	CoalesceDelay time.Duration
 	// MaxWriteDelay is the manager's --max-write-delay (0: pacing off).
 	MaxWriteDelay time.Duration
-	Workers       int
+	// GCPercent is the manager's --gc-percent.
+	GCPercent int
+	Workers   int
 	// Log receives the manager's output; nil discards it.
 	Log io.Writer
 }
@@ -68,6 +71,7 @@ func StartManager(ctx context.Context, o ManagerOptions) (*ManagerProcess, error
 		envMetricsAddr+"="+metricsAddr,
 		envCoalesce+"="+o.CoalesceDelay.String(),
 		envMaxDelay+"="+o.MaxWriteDelay.String(),
+		envGCPercent+"="+strconv.Itoa(o.GCPercent),
 		envWorkers+"="+strconv.Itoa(o.Workers),
 	)
 	if o.Log != nil {
