@@ -102,6 +102,7 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 			&controlv1alpha1.WorkStatus{}: {Label: labels.SelectorFromSet(labels.Set{controlv1alpha1.LabelOriginWDSName: opts.WDSName})},
 		}
 		o.Cache.DefaultTransform = trimITSObject
+		o.Cache.NewInformer = newITSInformer // lists trimmed page by page (itslist.go)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: ITS client: %w", err)
