@@ -96,13 +96,17 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 	if itsCfg == nil {
 		itsCfg = mgr.GetConfig()
 	}
+	newInformer, err := itsInformers(itsCfg, mgr.GetScheme())
+	if err != nil {
+		return nil, err
+	}
 	its, err := cluster.New(itsCfg, func(o *cluster.Options) {
 		o.Scheme = mgr.GetScheme()
 		o.Cache.ByObject = map[client.Object]cache.ByObject{
 			&controlv1alpha1.WorkStatus{}: {Label: labels.SelectorFromSet(labels.Set{controlv1alpha1.LabelOriginWDSName: opts.WDSName})},
 		}
 		o.Cache.DefaultTransform = trimITSObject
-		o.Cache.NewInformer = newITSInformer // lists trimmed page by page (itslist.go)
+		o.Cache.NewInformer = newInformer // lists trimmed item by item (itslist.go)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: ITS client: %w", err)
