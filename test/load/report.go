@@ -302,6 +302,7 @@ func (r *Report) PrintTable(out io.Writer) {
 		row("L2: drain", "%s after the writers stopped (%d not reflected); sustained %.0f updates/s", ms(s.L2.Drain), s.L2.Unreflected, s.L2.SustainedRatePerSec)
 		row("L2: cost", "%s; statusfold adds %s; idle apiserver CPU %s per update", cost(s.L2.Cost), s.L2.APIServerCPUAddedPerUpdate, s.L2.APIServerIdleCPUPerUpdate)
 		row("L3: initial sync", "CombinedStatuses %s, returned statuses %s", s.L3.InitialSync.Round(time.Millisecond), s.L3.InitialSyncReturned.Round(time.Millisecond))
+		row("L3: idle after the sync", "%s later (write delay 0, objects queue empty; L1 starts then)%s", s.L3.Idle.Round(time.Millisecond), map[bool]string{true: " — not within the bound: L1 started anyway"}[s.L3.IdleTimedOut])
 		row("L3: peak RSS", "%.0f MiB, %.0f B per WorkStatus", float64(s.L3.PeakRSS)/(1<<20), s.L3.BytesPerWorkStatus)
 		row("L3: heap in use", "%.0f MiB (informers %.0f MiB, own caches %.0f MiB)", float64(s.L3.HeapInuse)/(1<<20), float64(s.L3.InformerBytes)/(1<<20), float64(s.L3.CacheBytes)/(1<<20))
 		for _, h := range s.HotSpots {

@@ -118,6 +118,11 @@ type L3Result struct {
 	// for the returned status of every multi-WEC object.
 	InitialSync         time.Duration `json:"initialSync"`
 	InitialSyncReturned time.Duration `json:"initialSyncReturned"`
+	// Idle is the time from the end of the initial sync until the manager reported its write
+	// delay at 0 and its objects queue empty (awaitIdle), which L1 waits for; IdleTimedOut says
+	// it did not within the bound, and L1 started anyway.
+	Idle         time.Duration `json:"idleAfterSync"`
+	IdleTimedOut bool          `json:"idleTimedOut,omitempty"`
 	// PeakRSS is the manager's peak resident set (VmHWM) at the end of the run, bytes.
 	PeakRSS            int64   `json:"peakRSSBytes"`
 	BytesPerWorkStatus float64 `json:"bytesPerWorkStatus"`
@@ -163,6 +168,8 @@ func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc Stat
 	}
 	logf("statusfold: initial sync of %d WorkStatuses took %s (returned statuses %s)",
 		res.L3.WorkStatuses, res.L3.InitialSync.Round(time.Millisecond), res.L3.InitialSyncReturned.Round(time.Millisecond))
+	res.L3.Idle, res.L3.IdleTimedOut = awaitIdle(ctx, mgr, idleBound)
+	logf("statusfold: idle (write delay 0, objects queue empty) %s after the sync (timed out: %v)", res.L3.Idle.Round(time.Millisecond), res.L3.IdleTimedOut)
 
 	f.writer.onSend = func(tg target, seq int64, sent time.Time) {
 		cs.add(tg.idx, seq, sent)
@@ -274,6 +281,35 @@ func initialSync(ctx context.Context, f *Fixture, mgr *ManagerProcess, cs, ret *
 	}
 	return nil
 }
+
+// idleBound bounds awaitIdle.
+const idleBound = 30 * time.Second
+
+// awaitIdle waits until the manager's metrics show its Pacer's write delay at 0 and its objects
+// queue empty in two samples in a row, 100 ms apart, or until bound has passed, and returns how
+// long it waited and whether it gave up. L1 measures light load: right after the initial sync
+// the queue still holds the sync's last evaluations and the Pacer's delay is still at its cap
+// from the sync's writes (it decays within a few seconds: docs/controller.md, "Pacing writes"),
+// so updates sent then measure the end of the start (reported as this wait), not light load.
+func awaitIdle(ctx context.Context, mgr *ManagerProcess, bound time.Duration) (time.Duration, bool) {
+	start := time.Now()
+	calm := 0
+	for time.Since(start) < bound && ctx.Err() == nil {
+		mv, err := ScrapeMetrics(mgr.MetricsAddr, idleMetrics...)
+		if err == nil && mv[idleMetrics[0]] == 0 && mv[idleMetrics[1]] == 0 {
+			if calm++; calm == 2 {
+				return time.Since(start), false
+			}
+		} else {
+			calm = 0
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return time.Since(start), true
+}
+
+// idleMetrics are the series awaitIdle reads: the Pacer's delay and the objects queue's depth.
+var idleMetrics = timelineMetrics[:2]
 
 // runL2 writes as fast as the writers can for sc.L2For, waits for every update to be reflected,
 // and fills l2.
