@@ -189,6 +189,7 @@ func decodeItems(s *jsonScanner, list *controlv1alpha1.WorkStatusList, each func
 	if err := s.expect('['); err != nil {
 		return fmt.Errorf("not a list: %w", err)
 	}
+	list.Items = nil // a repeated "items" replaces the list, as encoding/json does
 	if s.accept(']') {
 		return nil
 	}

@@ -245,3 +245,27 @@ func TestDecodeWorkStatusListMatchesWholeDecode(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeWorkStatusList: whatever the body, decoding item by item never panics, and a body
+// that client-go's whole-list decoding accepts decodes to the same list.
+func FuzzDecodeWorkStatusList(f *testing.F) {
+	f.Add(workStatusListJSON(f, 2, "5", "c"))
+	f.Add([]byte(`{"items":null}`))
+	f.Add([]byte(`{"items":[],"items":[{"metadata":{"name":"a"}}],"metadata":{"resourceVersion":"1"}}`))
+	f.Add([]byte(`{"kind":"WorkStatusList","x":"\"]}","items":[{"status":{"a":"}]\\\\"}}]}`))
+	f.Add([]byte(` { "items" : [ { } , { "status" : 1 } ] } `))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var got controlv1alpha1.WorkStatusList
+		err := decodeWorkStatusList(iotest.HalfReader(bytes.NewReader(body)), &got, func(*controlv1alpha1.WorkStatus) {})
+		var want controlv1alpha1.WorkStatusList
+		if kjson.UnmarshalCaseSensitivePreserveInts(body, &want) != nil || !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("client-go decodes %q; item by item: %v", body, err)
+		}
+		if !equality.Semantic.DeepEqual(want, got) {
+			t.Fatalf("%q decoded as\n%+v\nwant\n%+v", body, got, want)
+		}
+	})
+}

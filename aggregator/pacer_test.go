@@ -222,8 +222,9 @@ func TestPacerFairness(t *testing.T) {
 	d.run(2*time.Second, 10*time.Millisecond, 10*time.Millisecond, WriteSucceeded, nil)
 	d.p.ObserveWrite("cold", WriteCombinedStatus, d.now.Add(-10*time.Millisecond), d.now, WriteSucceeded)
 	d.p.ObserveWrite("cold-2", WriteCombinedStatus, d.now.Add(-10*time.Millisecond), d.now, WriteSucceeded)
-	d.run(3*time.Second, 5*time.Millisecond, 100*time.Millisecond, WriteSucceeded, nil) // only k0 is written, slowly
-	hot := d.p.Delay("k0", d.now)
+	// only k0 is written, slowly, and asked for (updated) before each write
+	d.run(3*time.Second, 5*time.Millisecond, 100*time.Millisecond, WriteSucceeded, func() { d.p.Delay("k0", d.now) })
+	hot := d.p.Delay("k0", d.now.Add(time.Millisecond))
 	if hot == 0 {
 		t.Fatalf("the hot key is not delayed under load: %+v", d.p.State(d.now))
 	}
@@ -233,15 +234,19 @@ func TestPacerFairness(t *testing.T) {
 	if never := d.p.Delay("never-written", d.now); never != 0 {
 		t.Errorf("a key never written waits %s, want 0", never)
 	}
-	// Two keys with the same last write are paced alike.
+	// Two keys with the same last write (and the same requests before it) are paced alike.
 	at := d.now
+	for _, k := range []string{"a", "b"} {
+		d.p.Delay(k, at.Add(-200*time.Millisecond))
+		d.p.Delay(k, at.Add(-100*time.Millisecond))
+	}
 	d.p.ObserveWrite("a", WriteCombinedStatus, at.Add(-time.Millisecond), at, WriteSucceeded)
 	d.p.ObserveWrite("b", WriteCombinedStatus, at.Add(-time.Millisecond), at, WriteSucceeded)
 	if a, b := d.p.Delay("a", at), d.p.Delay("b", at); a != b || a == 0 {
 		t.Errorf("keys written at the same time: Delay %s and %s, want equal and > 0", a, b)
 	}
 	d.p.Forget("a")
-	if a := d.p.Delay("a", at); a != 0 {
+	if a := d.p.Delay("a", at.Add(time.Millisecond)); a != 0 {
 		t.Errorf("forgotten key waits %s, want 0", a)
 	}
 }
@@ -396,5 +401,54 @@ func TestPacerStateOnlyReads(t *testing.T) {
 	}
 	if !grew {
 		t.Fatal("D never reached its cap: the scenario does not exercise the Pacer")
+	}
+}
+
+// TestPacerMinFold: under load (D at its cap), a key waits only when the wait is expected to
+// fold at least MinFold further updates into its write, by the key's own request rate (each
+// Delay call is a request): a key asked for every 4 s is written at once, one asked for every
+// 100 ms waits, unless what is left of its wait would fold fewer than half an update; a key
+// never asked for before has no rate yet; requests closer together than 1 ms count once; and
+// MinFold < 0 makes every key wait out D.
+func TestPacerMinFold(t *testing.T) {
+	for _, minFold := range []float64{0, -1} {
+		d := newPacerDriver(PacerOptions{MinFold: minFold}, 1)
+		d.run(2*time.Second, 10*time.Millisecond, 10*time.Millisecond, WriteSucceeded, nil)
+		d.run(3*time.Second, 5*time.Millisecond, 100*time.Millisecond, WriteSucceeded, nil)
+		if D := d.p.State(d.now).Delay; D != time.Second {
+			t.Fatalf("D %s, want the cap", D)
+		}
+		at := d.now
+		// ask asks for k n times, every `every`, up to `written`, when k is written.
+		ask := func(k string, every time.Duration, n int, written time.Time) {
+			for i := n; i > 0; i-- {
+				d.p.Delay(k, written.Add(-time.Duration(i)*every))
+			}
+			d.p.ObserveWrite(k, WriteCombinedStatus, written.Add(-time.Millisecond), written, WriteSucceeded)
+		}
+		ask("slow", 4*time.Second, 5, at)
+		ask("fast", 100*time.Millisecond, 5, at)
+		ask("fast, written 980 ms ago", 100*time.Millisecond, 5, at.Add(-980*time.Millisecond))
+		ask("never asked", 0, 0, at)
+		ask("burst", 100*time.Microsecond, 5, at)
+		if ivl := d.p.reqs["burst"].ivl; ivl != 0 {
+			t.Errorf("5 requests within 0.5 ms: interval %s, want none (one request)", ivl)
+		}
+		now := at.Add(time.Millisecond)
+		D := d.p.State(now).Delay // the asks' fast writes moved it a little
+		got := map[string]time.Duration{}
+		for _, k := range []string{"slow", "fast", "fast, written 980 ms ago", "never asked"} {
+			got[k] = d.p.Delay(k, now)
+		}
+		full, rest := D-time.Millisecond, D-981*time.Millisecond
+		want := map[string]time.Duration{"slow": 0, "fast": full, "fast, written 980 ms ago": 0, "never asked": 0}
+		if minFold < 0 {
+			want = map[string]time.Duration{"slow": full, "fast": full, "fast, written 980 ms ago": rest, "never asked": full}
+		}
+		for k, w := range want {
+			if got[k] != w {
+				t.Errorf("MinFold %v: %s waits %s, want %s", minFold, k, got[k], w)
+			}
+		}
 	}
 }
