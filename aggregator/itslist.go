@@ -87,8 +87,9 @@ func (t trimmingLister) Watch(opts metav1.ListOptions) (watch.Interface, error) 
 	return t.WatchWithContext(context.Background(), opts)
 }
 
-// workStatusLister lists WorkStatuses (every namespace) as JSON and decodes the response as it
-// streams in (decodeWorkStatusList).
+// workStatusLister lists WorkStatuses (every namespace: the ITS cache is cluster-wide, Setup
+// restricts it by label only) as JSON and decodes the response as it streams in
+// (decodeWorkStatusList).
 type workStatusLister struct {
 	rc rest.Interface
 }
