@@ -132,6 +132,9 @@ func (l *workStatusLister) list(ctx context.Context, opts metav1.ListOptions) (r
 // each item is decoded as client-go decodes a typed object (case-sensitive field names, integers
 // kept as integers) and passed to each before the next is read, so only the item being decoded
 // is held raw. A scanner (jsonScanner) finds where each value ends; the decoder validates it.
+// Top-level fields other than apiVersion, kind, metadata and items are skipped unread, so
+// invalid JSON inside one of them is not noticed (client-go's decoding of the whole list would
+// fail on it).
 func decodeWorkStatusList(r io.Reader, list *controlv1alpha1.WorkStatusList, each func(*controlv1alpha1.WorkStatus)) error {
 	s := &jsonScanner{r: r, buf: make([]byte, 0, 64<<10)}
 	if err := s.expect('{'); err != nil {

@@ -247,7 +247,8 @@ func TestDecodeWorkStatusListMatchesWholeDecode(t *testing.T) {
 }
 
 // FuzzDecodeWorkStatusList: whatever the body, decoding item by item never panics, and a body
-// that client-go's whole-list decoding accepts decodes to the same list.
+// that client-go's whole-list decoding accepts decodes to the same list. (Not the converse: an
+// unknown top-level field is skipped unread, see decodeWorkStatusList.)
 func FuzzDecodeWorkStatusList(f *testing.F) {
 	f.Add(workStatusListJSON(f, 2, "5", "c"))
 	f.Add([]byte(`{"items":null}`))
