@@ -296,7 +296,9 @@ func awaitIdle(ctx context.Context, mgr *ManagerProcess, bound time.Duration) (t
 	calm := 0
 	for time.Since(start) < bound && ctx.Err() == nil {
 		mv, err := ScrapeMetrics(mgr.MetricsAddr, idleMetrics...)
-		if err == nil && mv[idleMetrics[0]] == 0 && mv[idleMetrics[1]] == 0 {
+		delay, hasDelay := mv[idleMetrics[0]]
+		depth, hasDepth := mv[idleMetrics[1]]
+		if err == nil && hasDelay && hasDepth && delay == 0 && depth == 0 { // a series not served is not idle
 			if calm++; calm == 2 {
 				return time.Since(start), false
 			}
