@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/lru"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/policy/compactjson"
 )
 
 // A cached WorkStatus holds its reported state once, decoded (docs/controller.md, "What the
@@ -62,14 +63,15 @@ func decodeCachedStatus(ws *controlv1alpha1.WorkStatus) {
 		if err := utiljson.Unmarshal(ws.Status.Raw, &v); err != nil {
 			d.err = err
 		} else {
-			d.value = internValue(v)
+			d.value = compactjson.Compact(internValue(v), statusKeySets)
 		}
 	}
 	ws.Status.Raw, ws.Status.Object = nil, d
 }
 
 // workStatusStatus returns ws's reported status decoded (nil: none, or null): the cache's decoded
-// form, or the raw JSON decoded now for a WorkStatus that did not come through the ITS cache.
+// form (compact: compactjson.Expand reads it as plain values), or the raw JSON decoded now (plain)
+// for a WorkStatus that did not come through the ITS cache.
 func workStatusStatus(ws *controlv1alpha1.WorkStatus) (any, error) {
 	var status any
 	var err error
@@ -84,15 +86,13 @@ func workStatusStatus(ws *controlv1alpha1.WorkStatus) (any, error) {
 	return status, nil
 }
 
-// internValue interns the map keys and the short string values of a decoded JSON value, in
-// place, and returns it.
+// internValue interns the short string values of a decoded JSON value, in place, and returns it.
+// (Its map keys are shared by compacting: compactjson's key sets.)
 func internValue(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, e := range v {
-			// Assigning to an existing key stores the key given, so the map keeps the interned
-			// copy and the decoded one is garbage.
-			v[intern(k)] = internValue(e)
+			v[k] = internValue(e)
 		}
 	case []any:
 		for i, e := range v {
@@ -105,6 +105,11 @@ func internValue(v any) any {
 	}
 	return v
 }
+
+// statusKeySets shares the key sets of the decoded statuses' objects (the compact form's field
+// names): a kind's statuses have a few shapes (a Deployment status, its conditions), which every
+// WorkStatus of that kind shares. Bounded like internTable.
+var statusKeySets = compactjson.NewKeySets(1 << 12)
 
 // internTable is the intern table of the ITS cache's transform.
 var internTable = newStringTable(1 << 16)

@@ -15,6 +15,7 @@ import (
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/classifier"
+	"github.com/statusfold/statusfold/policy/compactjson"
 )
 
 // deploymentStatus is a Deployment-shaped reported status like the load test's (test/load
@@ -95,15 +96,21 @@ func TestTrimITSObjectDecodesTheStatusOnce(t *testing.T) {
 			if decoded := got.Status.Raw == nil && tc.raw != ""; decoded != tc.decode {
 				t.Errorf("raw status dropped = %v, want %v", decoded, tc.decode)
 			}
-			after, afterErr := workStatusStatus(got)
+			held, afterErr := workStatusStatus(got)
 			if (afterErr != nil) != tc.err || (beforeErr != nil) != tc.err {
 				t.Fatalf("errors before/after the transform = %v / %v, want an error: %v", beforeErr, afterErr, tc.err)
 			}
+			if _, isMap := tc.want.(map[string]any); isMap {
+				if _, compact := held.(*compactjson.Object); !compact {
+					t.Errorf("the cache holds the status as %T, want it compact", held)
+				}
+			}
+			after := compactjson.Expand(held)
 			if !reflect.DeepEqual(after, tc.want) || !reflect.DeepEqual(before, after) {
 				t.Errorf("status after the transform = %#v, before %#v, want %#v", after, before, tc.want)
 			}
 			// A deep copy (what a cache read without UnsafeDisableDeepCopy returns) reads the same.
-			if cp, _ := workStatusStatus(got.DeepCopy()); !reflect.DeepEqual(cp, tc.want) {
+			if cp, _ := workStatusStatus(got.DeepCopy()); cp != held || !reflect.DeepEqual(compactjson.Expand(cp), tc.want) {
 				t.Errorf("status of a deep copy = %#v, want %#v", cp, tc.want)
 			}
 		})
@@ -145,8 +152,9 @@ func TestTrimITSObjectInternsRepeatedStrings(t *testing.T) {
 	if len(c.Labels) != 2 || c.Labels["other"] != "x" || len(a.Labels) != 1 {
 		t.Errorf("labels of another set = %v (first set %v), want their own", c.Labels, a.Labels)
 	}
-	sa, _ := workStatusStatus(a)
-	sb, _ := workStatusStatus(b)
+	heldA, _ := workStatusStatus(a)
+	heldB, _ := workStatusStatus(b)
+	sa, sb := compactjson.Expand(heldA), compactjson.Expand(heldB)
 	condA := sa.(map[string]any)["conditions"].([]any)[0].(map[string]any)
 	condB := sb.(map[string]any)["conditions"].([]any)[0].(map[string]any)
 	same("condition reason", condA["reason"].(string), condB["reason"].(string))
@@ -169,7 +177,7 @@ func TestTrimITSObjectInternsRepeatedStrings(t *testing.T) {
 	g.wecs.update(nil, a)
 	in := &objectInputs{g: g, key: WorkStatusObject(a)}
 	r := in.reportedOnce(a.Namespace)
-	if reflect.ValueOf(r.status).UnsafePointer() != reflect.ValueOf(sa).UnsafePointer() {
+	if r.status != heldA {
 		t.Errorf("the report is a copy of the cached status, want the cached status itself")
 	}
 	if r.at == nil || !r.at.Equal(time.Date(2026, 1, 1, 0, 0, 5, 0, time.UTC)) {
@@ -192,11 +200,18 @@ func TestPrunedReportLeavesTheCachedStatusAlone(t *testing.T) {
 	g := &gatherer{wecs: newWECIndex(), reports: newReportCache(), metrics: newMetrics(), log: logr.Discard()}
 	g.wecs.update(nil, ws)
 	in := &objectInputs{g: g, key: WorkStatusObject(ws), pruner: p, prunerRV: "1"}
-	if got, want := in.reportedOnce(ws.Namespace).status, map[string]any{"replicas": int64(3)}; !reflect.DeepEqual(got, want) {
+	if got, want := compactjson.Expand(in.reportedOnce(ws.Namespace).status), map[string]any{"replicas": int64(3)}; !reflect.DeepEqual(got, want) {
 		t.Errorf("pruned report = %#v, want %#v", got, want)
 	}
-	if st, _ := workStatusStatus(ws); !reflect.DeepEqual(st, map[string]any{"replicas": int64(3), "secret": map[string]any{"token": "x"}}) {
+	if st, _ := workStatusStatus(ws); !reflect.DeepEqual(compactjson.Expand(st), map[string]any{"replicas": int64(3), "secret": map[string]any{"token": "x"}}) {
 		t.Errorf("cached status after pruning = %#v, want it unchanged", st)
+	}
+	// A classifier that removes nothing from this status leaves the cached value as the report.
+	other := classifier.NewPruner(&controlv1alpha1.ContentClassifier{Spec: controlv1alpha1.ContentClassifierSpec{
+		DontPropagatePointers: []controlv1alpha1.JSONPointer{{"status", "absent"}}}})
+	in = &objectInputs{g: g, key: WorkStatusObject(ws), pruner: other, prunerRV: "2"}
+	if held, _ := workStatusStatus(ws); in.reportedOnce(ws.Namespace).status != held {
+		t.Error("a classifier that removed nothing made a copy of the cached status")
 	}
 }
 
@@ -246,8 +261,8 @@ func cachedBytesPerWorkStatus(b *testing.B, transform bool, wecs, objects int) f
 	after := heapLive()
 	runtime.KeepAlive(held)
 	runtime.KeepAlive(g)
-	if g.reports.len() != wecs*objects {
-		b.Fatalf("report cache holds %d entries, want %d", g.reports.len(), wecs*objects)
+	if want := map[bool]int{false: wecs * objects, true: 0}[transform]; g.reports.len() != want {
+		b.Fatalf("report cache holds %d entries, want %d (transformed WorkStatuses without a classifier: none)", g.reports.len(), want)
 	}
 	return float64(after-before) / float64(wecs*objects)
 }

@@ -17,6 +17,7 @@ import (
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/classifier"
+	"github.com/statusfold/statusfold/policy/compactjson"
 )
 
 // gatherer reads what one workload object's evaluation needs (objectInputs), once per
@@ -214,7 +215,13 @@ func (in *objectInputs) reported(ws *controlv1alpha1.WorkStatus) (any, *time.Tim
 	if err != nil {
 		return nil, nil, err
 	}
-	status = in.pruner.Prune(status)
+	if in.pruner != nil {
+		// The pruner reads plain values; what it removed from a compact status is compacted again
+		// (when it removed nothing, the cached value is the report).
+		if pruned, changed := in.pruner.PruneChanged(compactjson.Expand(status)); changed {
+			status = compactjson.Compact(pruned, statusKeySets)
+		}
+	}
 	if status == nil {
 		return nil, nil, nil
 	}
@@ -230,9 +237,13 @@ type report struct {
 
 // reportedOnce is reported, decoded at most once per evaluation; an unreadable WorkStatus counts
 // as "reported nothing" (and is logged and counted).
-// Decoded reports are also kept across evaluations in g.reports, per WorkStatus UID, resource
-// version and classifier version, so a WorkStatus is decoded once per write whatever re-reads it
-// (another pair's Table, the status return, a new Table after a collector change).
+// Reports that cost something to make — pruned by a ContentClassifier, or decoded from a
+// WorkStatus that did not come through the ITS cache's transform — are also kept across
+// evaluations in g.reports, per WorkStatus UID, resource version and classifier version, so that
+// is done once per write whatever re-reads it (another pair's Table, the status return, a new
+// Table after a collector change). The report of a cached WorkStatus without a classifier is its
+// decoded status itself, read at no cost: not kept twice (an entry costs ≈0.12 KB per
+// WorkStatus).
 func (in *objectInputs) reportedOnce(wec string) report {
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -241,7 +252,12 @@ func (in *objectInputs) reportedOnce(wec string) report {
 	}
 	g := in.g
 	ws := in.workStatusLocked(wec)
-	r, ok := g.reports.get(ws, in.prunerRV)
+	keep := ws != nil && (in.pruner != nil || !transformed(ws))
+	var r report
+	ok := false
+	if keep {
+		r, ok = g.reports.get(ws, in.prunerRV)
+	}
 	if !ok {
 		status, at, err := in.reported(ws)
 		if err != nil {
@@ -249,7 +265,9 @@ func (in *objectInputs) reportedOnce(wec string) report {
 			g.log.Info("ignoring unreadable WorkStatus", "error", err.Error())
 		}
 		r = report{status: status, at: at}
-		g.reports.put(ws, in.prunerRV, r)
+		if keep {
+			g.reports.put(ws, in.prunerRV, r)
+		}
 	}
 	if in.decoded == nil {
 		in.decoded = map[string]report{}

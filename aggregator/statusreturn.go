@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/statusfold/statusfold/policy/aggregation"
+	"github.com/statusfold/statusfold/policy/compactjson"
 )
 
 // Writing workload objects (the executing-count label; .status, on the status subresource or the
@@ -156,7 +157,7 @@ func (r *statusReturner) computeReturn(in *objectInputs, q []string) (map[string
 			continue
 		}
 		w := aggregation.WEC{Name: name}
-		if m, ok := in.reportedOnce(name).status.(map[string]any); ok {
+		if m, ok := compactjson.Expand(in.reportedOnce(name).status).(map[string]any); ok {
 			w.Status = m
 		}
 		if ws := in.workStatus(name); ws != nil {

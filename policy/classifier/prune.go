@@ -78,14 +78,20 @@ func Prune(status any, cc *controlv1alpha1.ContentClassifier) any {
 // parts this Pruner removes. The input is not modified; unchanged parts are shared with it. When
 // the whole of status is removed the result is nil (the WEC has reported nothing).
 func (p *Pruner) Prune(status any) any {
+	out, _ := p.PruneChanged(status)
+	return out
+}
+
+// PruneChanged is Prune, and reports whether it removed anything (when not, the result is status
+// itself).
+func (p *Pruner) PruneChanged(status any) (any, bool) {
 	if p == nil || status == nil {
-		return status
+		return status, false
 	}
 	if p.root.remove {
-		return nil
+		return nil, true
 	}
-	out, _ := prune(status, p.root)
-	return out
+	return prune(status, p.root)
 }
 
 // prune applies the children of n to v and reports whether anything changed.

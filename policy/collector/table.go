@@ -15,6 +15,7 @@ import (
 	"github.com/google/cel-go/interpreter"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/policy/compactjson"
 )
 
 // MaxRowErrors is the most row errors a result holds (the first ones in WEC-name order).
@@ -24,7 +25,7 @@ const MaxRowErrors = 20
 type WEC struct {
 	Name       string
 	Labels     map[string]string // inventory labels
-	Status     any               // decoded JSON of the reported status (after ContentClassifier pruning); nil = reported nothing
+	Status     any               // decoded JSON of the reported status (after ContentClassifier pruning), plain or compact (compactjson); nil = reported nothing
 	LastUpdate *time.Time        // propagation.lastReturnedUpdateTimestamp; nil = absent; ignored when Status is nil
 }
 
@@ -214,9 +215,9 @@ func (t *Table) activate(i int) *activation {
 }
 
 // sameInput reports whether two inputs of a WEC are the same: the same name, labels, time and
-// status value — the same map or list (inputs are never modified), or an equal scalar. A status
-// decoded again from the same JSON is a different value: the row is evaluated again, as for a
-// change.
+// status value — the same map, list or compact object (inputs are never modified), or an equal
+// scalar. A status decoded again from the same JSON is a different value: the row is evaluated
+// again, as for a change.
 func sameInput(a, b *WEC) bool {
 	if a.Name != b.Name || !maps.Equal(a.Labels, b.Labels) || !sameValue(a.Status, b.Status) {
 		return false
@@ -237,6 +238,9 @@ func sameValue(a, b any) bool {
 	case []any:
 		y, ok := b.([]any)
 		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
+	case *compactjson.Object:
+		y, ok := b.(*compactjson.Object)
+		return ok && x == y
 	case string, bool, int64, float64:
 		return a == b // b of another type (even a map) compares unequal without a panic
 	}
@@ -266,7 +270,7 @@ func (a *activation) init(t *Table, w WEC) {
 	}
 	a.t, a.name = t, w.Name
 	a.inventory = fieldsVal{names: &inventoryFields, raw: [2]any{&a.name, labels}, present: [2]bool{true, true}}
-	a.returned = fieldsVal{names: &returnedFields, raw: [2]any{w.Status}, present: [2]bool{true}}
+	a.returned = fieldsVal{names: &returnedFields, raw: [2]any{compactjson.Expand(w.Status)}, present: [2]bool{true}}
 	a.propagation = fieldsVal{names: &propagationFields}
 	if w.LastUpdate != nil && w.Status != nil { // a WEC whose status is null has reported nothing
 		a.propagation.raw[0], a.propagation.present[0] = types.Timestamp{Time: w.LastUpdate.UTC()}, true

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/policy/compactjson"
 )
 
 // incrementalCollectors cover select (with filter and limit), grouped and ungrouped aggregation.
@@ -98,6 +99,9 @@ func TestTableIncrementalMatchesOneShot(t *testing.T) {
 				w.Labels = map[string]string{"region": []string{"eu", "us"}[r.IntN(2)]}
 			}
 			inputs[w.Name] = w
+			if r.IntN(2) == 0 { // the Table reads a compact status (the ITS cache's form) as its plain form
+				w.Status = compactjson.Compact(w.Status, nil)
+			}
 			tbl.UpsertWEC(w)
 			op = "upsert " + w.Name
 		case k < 14:
@@ -259,6 +263,7 @@ func TestTableUpsertSameInput(t *testing.T) {
 func TestSameValue(t *testing.T) {
 	m := map[string]any{"a": int64(1)}
 	l := []any{"x", int64(2)}
+	c := compactjson.Compact(m, nil)
 	for _, tc := range []struct {
 		a, b any
 		want bool
@@ -277,6 +282,11 @@ func TestSameValue(t *testing.T) {
 		{nil, m, false},
 		{float64(2.5), float64(2.5), true},
 		{true, false, false},
+		{c, c, true},
+		{c, compactjson.Compact(m, nil), false}, // equal, not the same
+		{c, m, false},
+		{m, c, false},
+		{c, nil, false},
 	} {
 		if got := sameValue(tc.a, tc.b); got != tc.want {
 			t.Errorf("sameValue(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
