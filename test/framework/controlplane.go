@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,6 +47,7 @@ type options struct {
 	extraCRDs []string
 	apiFlags  map[string]string
 	noCRDs    bool
+	gcTrace   io.Writer
 }
 
 // Option configures RunControlPlane.
@@ -76,6 +78,15 @@ func WithAPIServerFlag(name, value string) Option {
 		}
 		o.apiFlags[name] = value
 	}
+}
+
+// WithAPIServerGCTrace runs the kube-apiserver with GODEBUG=gctrace=1 and writes its standard
+// error to w: the apiserver's log, and the Go runtime's line per garbage collection (for
+// measurements: test/load's -load.apiserver-gctrace). The variable is set in this process's
+// environment while the control plane starts, which its processes inherit (etcd too; its output
+// is discarded); this process's own runtime reads GODEBUG's gctrace at its start only.
+func WithAPIServerGCTrace(w io.Writer) Option {
+	return func(o *options) { o.gcTrace = w }
 }
 
 // RepoRoot is the root folder of the statusfold repository.
@@ -139,6 +150,22 @@ func RunControlPlane(t testing.TB, opts ...Option) *ControlPlane {
 	env.ControlPlane.GetAPIServer().Configure().Set("profiling", "false")
 	for k, v := range o.apiFlags {
 		env.ControlPlane.GetAPIServer().Configure().Set(k, v)
+	}
+	if o.gcTrace != nil {
+		env.ControlPlane.GetAPIServer().Err = o.gcTrace
+		old, had := os.LookupEnv("GODEBUG")
+		godebug := "gctrace=1"
+		if had && old != "" {
+			godebug = old + ",gctrace=1"
+		}
+		os.Setenv("GODEBUG", godebug)
+		defer func() {
+			if had {
+				os.Setenv("GODEBUG", old)
+			} else {
+				os.Unsetenv("GODEBUG")
+			}
+		}()
 	}
 	start := time.Now()
 	cfg, err := env.Start()

@@ -39,6 +39,7 @@ var (
 	flagGCPercent  = flag.Int("load.gc-percent", aggregator.DefaultGCPercent, "the manager's --gc-percent (100: the Go runtime's default)")
 	flagSettle     = flag.Duration("load.settle", 5*time.Minute, "how long statusfold may take to reflect every write of a phase (the initial sync, L1, L2's drain)")
 	flagAPIProfile = flag.Bool("load.apiserver-profile", false, "run the apiserver with --profiling and take its CPU profiles over L1 and L2")
+	flagAPIGCTrace = flag.Bool("load.apiserver-gctrace", false, "run the apiserver with GODEBUG=gctrace=1; its garbage collections go to apiserver-gc.tsv in the profile folder")
 	flagProfileDir = flag.String("load.profile-dir", "", "write cpu.pprof, heap.pprof and manager.log here (default: a temp folder)")
 )
 
@@ -62,6 +63,7 @@ type Config struct {
 	ManagerWorkers                     int
 	GCPercent                          int // the manager's --gc-percent
 	APIServerProfile                   bool
+	APIServerGCTrace                   bool // the apiserver's garbage collections to apiserver-gc.tsv
 	// ProfileDir receives the profiles and the manager's log; ReportPath the JSON report.
 	ProfileDir, ReportPath string
 }
@@ -79,7 +81,7 @@ func TestLoad(t *testing.T) {
 		L1Updates: *flagUpdates, L1Rate: *flagRate, L1Fraction: *flagL1Fraction,
 		IdleFor: *flagIdleFor, MaxRateFor: *flagMaxRateFor, L2For: *flagL2For, Window: *flagWindow, Settle: *flagSettle,
 		CoalesceDelay: *flagCoalesce, MaxWriteDelay: *flagMaxDelay, ManagerWorkers: *flagMgrWorkers, APIServerProfile: *flagAPIProfile,
-		GCPercent: *flagGCPercent, ProfileDir: *flagProfileDir, ReportPath: *flagReport,
+		APIServerGCTrace: *flagAPIGCTrace, GCPercent: *flagGCPercent, ProfileDir: *flagProfileDir, ReportPath: *flagReport,
 	})
 }
 
@@ -93,7 +95,7 @@ func TestLoadSmoke(t *testing.T) {
 		L1Updates: 100, L1Fraction: 0.1,
 		IdleFor: 2 * time.Second, MaxRateFor: 2 * time.Second, L2For: 6 * time.Second, Window: 2 * time.Second, Settle: time.Minute,
 		CoalesceDelay: aggregator.DefaultCoalesceDelay, MaxWriteDelay: *flagMaxDelay, ManagerWorkers: aggregator.DefaultWorkers,
-		GCPercent: *flagGCPercent,
+		GCPercent: *flagGCPercent, APIServerGCTrace: true,
 	})
 	if rep == nil {
 		return
@@ -134,14 +136,37 @@ func runLoad(t *testing.T, c Config) *Report {
 			rep.Size.MultiWECObjects++
 		}
 	}
+	profDir := c.ProfileDir
+	if profDir == "" {
+		profDir = t.TempDir()
+	}
+	if err := os.MkdirAll(profDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	var cpOpts []framework.Option
 	if c.APIServerProfile {
 		cpOpts = append(cpOpts, framework.WithAPIServerFlag("profiling", "true"))
+	}
+	var gcTrace *os.File
+	if c.APIServerGCTrace {
+		var err error
+		if gcTrace, err = os.Create(filepath.Join(profDir, "apiserver-stderr.log")); err != nil {
+			t.Fatal(err)
+		}
+		defer gcTrace.Close()
+		cpOpts = append(cpOpts, framework.WithAPIServerGCTrace(gcTrace))
 	}
 	cp := framework.RunControlPlane(t, cpOpts...)
 	apiserverPID := 0
 	if u, err := url.Parse(cp.Config.Host); err == nil {
 		apiserverPID = FindAPIServer(u.Port())
+	}
+	if gcTrace != nil {
+		started, err := ProcStart(apiserverPID)
+		if err != nil {
+			t.Fatalf("apiserver gctrace: the apiserver's start time: %v", err)
+		}
+		defer writeAPIServerGC(t, gcTrace.Name(), started, filepath.Join(profDir, "apiserver-gc.tsv"))
 	}
 	etcdPID := FindEtcd(apiserverPID)
 	if apiserverPID == 0 {
@@ -162,13 +187,6 @@ func runLoad(t *testing.T, c Config) *Report {
 	rep.Baseline = base
 	checkBaseline(t, base)
 
-	profDir := c.ProfileDir
-	if profDir == "" {
-		profDir = t.TempDir()
-	}
-	if err := os.MkdirAll(profDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	logFile, err := os.Create(filepath.Join(profDir, "manager.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -230,4 +248,33 @@ func checkBaseline(t *testing.T, b *BaselineResult) {
 	if b.L1.WriteToWatch.Max >= 30*time.Second || b.MaxRate.WriteToWatch.Max >= 30*time.Second {
 		t.Errorf("some writes never reached the watch: %s / %s", b.L1.WriteToWatch, b.MaxRate.WriteToWatch)
 	}
+}
+
+// writeAPIServerGC turns the apiserver's gctrace lines (in its standard error, logPath) into a
+// table of its garbage collections in Unix time (tsvPath), and fails the test when there are none:
+// the measurement asked for did not happen.
+func writeAPIServerGC(t *testing.T, logPath string, start time.Time, tsvPath string) {
+	t.Helper()
+	f, err := os.Open(logPath)
+	if err != nil {
+		t.Errorf("apiserver gctrace: %v", err)
+		return
+	}
+	defer f.Close()
+	cycles, err := ParseGCTrace(f, start)
+	if err != nil || len(cycles) == 0 {
+		t.Errorf("apiserver gctrace: %d garbage collections read from %s (%v)", len(cycles), logPath, err)
+		return
+	}
+	out, err := os.Create(tsvPath)
+	if err != nil {
+		t.Errorf("apiserver gctrace: %v", err)
+		return
+	}
+	defer out.Close()
+	if err := WriteGCTSV(out, cycles); err != nil {
+		t.Errorf("apiserver gctrace: %v", err)
+		return
+	}
+	t.Logf("apiserver: %d garbage collections, written to %s", len(cycles), tsvPath)
 }
