@@ -95,6 +95,17 @@ func parseRequests(text []byte) (requestSnapshot, error) {
 		}
 	}
 	add("apiserver_request_total", func(m *dto.Metric, c *RequestCount) { c.Count += m.GetCounter().GetValue() })
+	// The watch cache's periodic consistency checks (each lists the whole resource from the
+	// cache and from etcd), shown as a verb of their own: one during a phase explains a slow
+	// period of the apiserver (docs/performance.md).
+	for _, m := range fams["apiserver_storage_consistency_checks_total"].GetMetric() {
+		l := labels(m)
+		k := key(map[string]string{"verb": "CHECK", "group": l["group"], "resource": l["resource"]})
+		c := out[k]
+		c.Verb, c.Resource = k[0], k[1]
+		c.Count += m.GetCounter().GetValue()
+		out[k] = c
+	}
 	add("apiserver_request_duration_seconds", func(m *dto.Metric, c *RequestCount) { c.Seconds += m.GetHistogram().GetSampleSum() })
 	return out, nil
 }
