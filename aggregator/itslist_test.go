@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/rest"
 	kjson "sigs.k8s.io/json"
 
@@ -131,7 +132,25 @@ func TestWorkStatusListerStreams(t *testing.T) {
 	if asked.Get("resourceVersion") != "0" || asked.Get("limit") != "500" || asked.Get("labelSelector") != "a=b" {
 		t.Errorf("asked the apiserver %v", asked)
 	}
-	got := out.(*controlv1alpha1.WorkStatusList)
+	ptrs := out.(*workStatusPtrList)
+	// The reflector takes the items as they are (one allocation each, made while decoding),
+	// without copying each out of an array.
+	objs, err := meta.ExtractListWithAlloc(out)
+	if err != nil || len(objs) != len(ptrs.Items) {
+		t.Fatalf("the reflector's extraction: %d objects, %v", len(objs), err)
+	}
+	for i := range objs {
+		if objs[i] != runtime.Object(ptrs.Items[i]) {
+			t.Errorf("item %d: the reflector got a copy, want the decoded item itself", i)
+		}
+	}
+	if lm, err := meta.ListAccessor(out); err != nil || lm.GetResourceVersion() != "4711" || lm.GetContinue() != "next-page" {
+		t.Errorf("list metadata as the reflector reads it: %v, %v", lm, err)
+	}
+	if cp := out.DeepCopyObject().(*workStatusPtrList); !equality.Semantic.DeepEqual(valueList(cp), valueList(ptrs)) || cp.Items[0] == ptrs.Items[0] {
+		t.Errorf("DeepCopyObject: %+v, want an equal list of other items", cp)
+	}
+	got := valueList(ptrs)
 	if got.ResourceVersion != "4711" || got.Continue != "next-page" || len(got.Items) != 3 {
 		t.Fatalf("list metadata %+v with %d items, want resourceVersion 4711, continue next-page, 3 items", got.ListMeta, len(got.Items))
 	}
@@ -177,7 +196,7 @@ func TestWorkStatusListerStreams(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"kind":"WorkStatusList","metadata":{"resourceVersion":"9"},"items":null,"extra":{"x":[1]}}`))
 	}
-	if out, err := l.ListWithContext(context.Background(), opts); err != nil || out.(*controlv1alpha1.WorkStatusList).ResourceVersion != "9" {
+	if out, err := l.ListWithContext(context.Background(), opts); err != nil || out.(*workStatusPtrList).ResourceVersion != "9" {
 		t.Errorf("empty list: %v, %+v", err, out)
 	}
 }
@@ -204,7 +223,7 @@ func BenchmarkWorkStatusListDecode(b *testing.B) {
 	b.Run("streamed", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			var list controlv1alpha1.WorkStatusList
+			var list workStatusPtrList
 			if err := decodeWorkStatusList(bytes.NewReader(body), &list, func(ws *controlv1alpha1.WorkStatus) { _, _ = trimITSObject(ws) }); err != nil {
 				b.Fatal(err)
 			}
@@ -233,7 +252,8 @@ func TestDecodeWorkStatusListMatchesWholeDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want, got controlv1alpha1.WorkStatusList
+		var want controlv1alpha1.WorkStatusList
+		var got workStatusPtrList
 		if err := kjson.UnmarshalCaseSensitivePreserveInts(body, &want); err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +261,7 @@ func TestDecodeWorkStatusListMatchesWholeDecode(t *testing.T) {
 		if err := decodeWorkStatusList(iotest.OneByteReader(bytes.NewReader(body)), &got, func(*controlv1alpha1.WorkStatus) { n++ }); err != nil {
 			t.Fatalf("indent %q: %v", indent, err)
 		}
-		if n != len(items) || !equality.Semantic.DeepEqual(want, got) {
+		if n != len(items) || !equality.Semantic.DeepEqual(want, valueList(&got)) {
 			t.Errorf("indent %q: %d items passed; decoded\n%+v\nwant\n%+v", indent, n, got, want)
 		}
 	}
@@ -257,7 +277,7 @@ func FuzzDecodeWorkStatusList(f *testing.F) {
 	f.Add([]byte(`{"kind":"WorkStatusList","x":"\"]}","items":[{"status":{"a":"}]\\\\"}}]}`))
 	f.Add([]byte(` { "items" : [ { } , { "status" : 1 } ] } `))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var got controlv1alpha1.WorkStatusList
+		var got workStatusPtrList
 		err := decodeWorkStatusList(iotest.HalfReader(bytes.NewReader(body)), &got, func(*controlv1alpha1.WorkStatus) {})
 		var want controlv1alpha1.WorkStatusList
 		if kjson.UnmarshalCaseSensitivePreserveInts(body, &want) != nil || !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")) {
@@ -266,8 +286,21 @@ func FuzzDecodeWorkStatusList(f *testing.F) {
 		if err != nil {
 			t.Fatalf("client-go decodes %q; item by item: %v", body, err)
 		}
-		if !equality.Semantic.DeepEqual(want, got) {
+		if !equality.Semantic.DeepEqual(want, valueList(&got)) {
 			t.Fatalf("%q decoded as\n%+v\nwant\n%+v", body, got, want)
 		}
 	})
+}
+
+// valueList is l as a WorkStatusList (items copied into its array), to compare with client-go's
+// decoding.
+func valueList(l *workStatusPtrList) controlv1alpha1.WorkStatusList {
+	out := controlv1alpha1.WorkStatusList{TypeMeta: l.TypeMeta, ListMeta: l.ListMeta}
+	if l.Items != nil {
+		out.Items = make([]controlv1alpha1.WorkStatus, 0, len(l.Items))
+		for _, ws := range l.Items {
+			out.Items = append(out.Items, *ws)
+		}
+	}
+	return out
 }
