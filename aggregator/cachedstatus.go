@@ -54,6 +54,12 @@ func transformed(ws *controlv1alpha1.WorkStatus) bool {
 	return ok
 }
 
+// decodeFailed reports whether the ITS cache's transform could not decode ws's status.
+func decodeFailed(ws *controlv1alpha1.WorkStatus) bool {
+	d, ok := ws.Status.Object.(*decodedStatus)
+	return ok && d.err != nil
+}
+
 // decodeCachedStatus replaces ws's raw status by its decoded, interned form (or by the decoding
 // error, which workStatusStatus returns when the status is read, as decoding it then would).
 func decodeCachedStatus(ws *controlv1alpha1.WorkStatus) {

@@ -3,6 +3,7 @@ package aggregator
 import (
 	"encoding/json"
 	"fmt"
+	dto "github.com/prometheus/client_model/go"
 	"reflect"
 	"runtime"
 	"sync/atomic"
@@ -361,5 +362,33 @@ func keepNewestManagedField(ws *controlv1alpha1.WorkStatus) {
 	ws.ManagedFields = nil
 	if newest != nil {
 		ws.ManagedFields = []metav1.ManagedFieldsEntry{{Time: newest}}
+	}
+}
+
+// TestUnreadableStatusCountedOncePerWrite: a cached WorkStatus whose status is not JSON is logged
+// and counted as unreadable once per write, however many evaluations re-read it.
+func TestUnreadableStatusCountedOncePerWrite(t *testing.T) {
+	ws := wireWorkStatus(t, "wec-0001", "app-0001", 1, nil)
+	ws.Status.Raw = []byte(`{"a":`)
+	if _, err := trimITSObject(ws); err != nil {
+		t.Fatal(err)
+	}
+	if !decodeFailed(ws) {
+		t.Fatal("the transform decoded a status that is not JSON")
+	}
+	g := &gatherer{wecs: newWECIndex(), reports: newReportCache(), metrics: newMetrics(), log: logr.Discard()}
+	g.wecs.update(nil, ws)
+	for range 3 { // three evaluations
+		in := &objectInputs{g: g, key: WorkStatusObject(ws)}
+		if r := in.reportedOnce(ws.Namespace); r.status != nil {
+			t.Fatalf("report of an unreadable status = %#v, want nothing", r.status)
+		}
+	}
+	var m dto.Metric
+	if err := g.metrics.errors.WithLabelValues("workstatus").Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.GetCounter().GetValue(); got != 1 {
+		t.Errorf("unreadable WorkStatus counted %v times over three evaluations, want once", got)
 	}
 }

@@ -238,7 +238,8 @@ type report struct {
 // reportedOnce is reported, decoded at most once per evaluation; an unreadable WorkStatus counts
 // as "reported nothing" (and is logged and counted).
 // Reports that cost something to make — pruned by a ContentClassifier, or decoded from a
-// WorkStatus that did not come through the ITS cache's transform — are also kept across
+// WorkStatus that did not come through the ITS cache's transform — and unreadable ones (so the
+// error is logged and counted once per write, not at every re-read) are also kept across
 // evaluations in g.reports, per WorkStatus UID, resource version and classifier version, so that
 // is done once per write whatever re-reads it (another pair's Table, the status return, a new
 // Table after a collector change). The report of a cached WorkStatus without a classifier is its
@@ -252,7 +253,7 @@ func (in *objectInputs) reportedOnce(wec string) report {
 	}
 	g := in.g
 	ws := in.workStatusLocked(wec)
-	keep := ws != nil && (in.pruner != nil || !transformed(ws))
+	keep := ws != nil && (in.pruner != nil || !transformed(ws) || decodeFailed(ws))
 	var r report
 	ok := false
 	if keep {
