@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/pager"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/compactjson"
@@ -303,4 +304,50 @@ func valueList(l *workStatusPtrList) controlv1alpha1.WorkStatusList {
 		}
 	}
 	return out
+}
+
+// TestWorkStatusListerPagedThroughClientGoPager: a list the apiserver answers in pages (a relist
+// without resourceVersion "0") goes through client-go's pager as the reflector's does, and every
+// page's items reach the reflector transformed and as decoded, not copied.
+func TestWorkStatusListerPagedThroughClientGoPager(t *testing.T) {
+	page1 := workStatusListJSON(t, 2, "100", "next")
+	page2 := workStatusListJSON(t, 3, "100", "")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("continue") == "next" {
+			_, _ = w.Write(page2)
+			return
+		}
+		_, _ = w.Write(page1)
+	}))
+	defer srv.Close()
+	s := runtime.NewScheme()
+	if err := controlv1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	wsl, err := newWorkStatusLister(&rest.Config{Host: srv.URL}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := trimmingLister{stream: wsl.list}
+	p := pager.New(pager.SimplePageFunc(func(opts metav1.ListOptions) (runtime.Object, error) {
+		return l.ListWithContext(context.Background(), opts)
+	}))
+	out, _, err := p.ListWithAlloc(context.Background(), metav1.ListOptions{Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := meta.ExtractListWithAlloc(out)
+	if err != nil || len(objs) != 5 {
+		t.Fatalf("%d objects from two pages (2 + 3), err %v", len(objs), err)
+	}
+	for i, o := range objs {
+		ws, ok := o.(*controlv1alpha1.WorkStatus)
+		if !ok || !transformed(ws) {
+			t.Errorf("item %d: %T, transformed %v", i, o, ok && transformed(ws))
+		}
+	}
+	if lm, err := meta.ListAccessor(out); err != nil || lm.GetResourceVersion() != "100" {
+		t.Errorf("the paged list's resourceVersion: %v, %v", lm, err)
+	}
 }
