@@ -18,13 +18,13 @@ import (
 )
 
 // A cached WorkStatus holds its reported state once, decoded (docs/controller.md, "What the
-// caches hold"). The ITS cache's transform (trimITSObject) decodes `.status` into the plain
-// values the collector and aggregation engines read, keeps them in Status.Object as a
-// decodedStatus, and drops the raw JSON; it also interns the strings that repeat across
-// WorkStatuses (mailbox namespaces, object names, labels, sourceRefs, the status's field names
-// and short values), and gives WorkStatuses with the same labels one shared label map. The
-// decoded value is never modified: the engines only read their inputs, ContentClassifier pruning
-// copies what it changes, and a deep copy of the WorkStatus shares it.
+// caches hold"). The ITS cache's transform (trimITSObject) decodes `.status`, keeps it in
+// Status.Object as a decodedStatus in compact form (policy/compactjson: the engines read it through
+// compactjson.Expand), and drops the raw JSON; it also interns the strings that repeat across
+// WorkStatuses (mailbox namespaces, object names, labels, sourceRefs, the status's short values;
+// its field names are shared through statusKeySets), and gives WorkStatuses with the same labels
+// one shared label map. The decoded value is never modified: the engines only read their inputs,
+// ContentClassifier pruning works on an expansion, and a deep copy of the WorkStatus shares it.
 
 // maxInternedValue is the longest string value of a reported status that is interned: short
 // values (condition types, statuses, reasons, phases, common messages) repeat across WECs and
