@@ -114,15 +114,7 @@ func TestWorkStatusListerStreams(t *testing.T) {
 		reply(w)
 	}))
 	defer srv.Close()
-	s := runtime.NewScheme()
-	if err := controlv1alpha1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	wsl, err := newWorkStatusLister(&rest.Config{Host: srv.URL}, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := trimmingLister{stream: wsl.list}
+	l := streamingLister(t, srv.URL)
 	opts := metav1.ListOptions{ResourceVersion: "0", Limit: 500, LabelSelector: "a=b"}
 
 	reply = func(w http.ResponseWriter) { w.Header().Set("Content-Type", "application/json"); _, _ = w.Write(body) }
@@ -293,6 +285,21 @@ func FuzzDecodeWorkStatusList(f *testing.F) {
 	})
 }
 
+// streamingLister is the ITS informers' lister for WorkStatuses, listing from the apiserver at
+// host.
+func streamingLister(t *testing.T, host string) trimmingLister {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := controlv1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	wsl, err := newWorkStatusLister(&rest.Config{Host: host}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return trimmingLister{stream: wsl.list}
+}
+
 // valueList is l as a WorkStatusList (items copied into its array), to compare with client-go's
 // decoding.
 func valueList(l *workStatusPtrList) controlv1alpha1.WorkStatusList {
@@ -321,15 +328,7 @@ func TestWorkStatusListerPagedThroughClientGoPager(t *testing.T) {
 		_, _ = w.Write(page1)
 	}))
 	defer srv.Close()
-	s := runtime.NewScheme()
-	if err := controlv1alpha1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	wsl, err := newWorkStatusLister(&rest.Config{Host: srv.URL}, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := trimmingLister{stream: wsl.list}
+	l := streamingLister(t, srv.URL)
 	p := pager.New(pager.SimplePageFunc(func(opts metav1.ListOptions) (runtime.Object, error) {
 		return l.ListWithContext(context.Background(), opts)
 	}))
