@@ -77,38 +77,14 @@ func WriteGCTSV(w io.Writer, cycles []GCCycle) error {
 
 func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// GCInWindow sums the cycles that started in [from, to): their number, the wall time they spent
-// marking and their CPU time.
-func GCInWindow(cycles []GCCycle, from, to time.Time) (n int, mark, cpu time.Duration) {
-	for _, c := range cycles {
-		if !c.Start.Before(from) && c.Start.Before(to) {
-			n++
-			mark += c.Mark
-			cpu += c.CPU
-		}
-	}
-	return n, mark, cpu
-}
-
 // ProcStart is when process pid started (Linux: /proc/<pid>/stat's start time, in clock ticks
-// since boot, and /proc/stat's boot time; 100 ticks per second, as on every Linux this runs on).
+// since boot, and /proc/stat's boot time).
 func ProcStart(pid int) (time.Time, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := procStatFields(pid, 20)
 	if err != nil {
 		return time.Time{}, err
 	}
-	// The command name (field 2) may hold spaces; the fields after its closing parenthesis are
-	// fixed: the start time is field 22, the 20th after it.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return time.Time{}, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return time.Time{}, fmt.Errorf("/proc/%d/stat: %d fields after the command name", pid, len(f))
-	}
-	ticks, err := strconv.ParseInt(f[19], 10, 64)
+	ticks, err := strconv.ParseInt(f[19], 10, 64) // stat's field 22
 	if err != nil {
 		return time.Time{}, fmt.Errorf("/proc/%d/stat: start time: %w", pid, err)
 	}
@@ -122,7 +98,7 @@ func ProcStart(pid int) (time.Time, error) {
 			if err != nil {
 				return time.Time{}, fmt.Errorf("/proc/stat: btime: %w", err)
 			}
-			return time.Unix(boot, 0).Add(time.Duration(ticks) * 10 * time.Millisecond), nil
+			return time.Unix(boot, 0).Add(time.Duration(ticks) * time.Second / clockTicks), nil
 		}
 	}
 	return time.Time{}, fmt.Errorf("/proc/stat: no btime")

@@ -208,23 +208,35 @@ func findProc(match func(args []string) bool) int {
 	return 0
 }
 
+// clockTicks is USER_HZ on Linux: /proc's unit of CPU and start times.
+const clockTicks = 100
+
+// procStatFields returns the fields of /proc/<pid>/stat after the command name (which is in
+// parentheses and may hold spaces): the state is [0], stat's field n is [n-3]. It fails when
+// there are fewer than want.
+func procStatFields(pid, want int) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return nil, err
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < want {
+		return nil, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	return fields, nil
+}
+
 // ReadProcStat reads /proc/<pid>/stat and /proc/<pid>/status (Linux).
 func ReadProcStat(pid int) (ProcStat, error) {
 	var st ProcStat
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	fields, err := procStatFields(pid, 13)
 	if err != nil {
 		return st, err
-	}
-	// Fields after the command name (which is in parentheses and may hold spaces).
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(fields) < 13 {
-		return st, fmt.Errorf("short /proc/%d/stat", pid)
 	}
 	// utime and stime are fields 14 and 15 of stat, i.e. 11 and 12 after the name and state.
 	utime, _ := strconv.ParseInt(fields[11], 10, 64)
 	stime, _ := strconv.ParseInt(fields[12], 10, 64)
-	const clockTicks = 100 // USER_HZ on Linux
 	st.CPU = time.Duration(utime+stime) * time.Second / clockTicks
 	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 	if err != nil {
