@@ -50,6 +50,14 @@ func TestTrimITSObjectKeepsTheWorkStatusLastWrite(t *testing.T) {
 			}
 		})
 	}
+	// No time at all stays the zero time (not the Unix epoch).
+	noTimes := &controlv1alpha1.WorkStatus{}
+	if _, err := trimITSObject(noTimes); err != nil {
+		t.Fatal(err)
+	}
+	if got := lastWrite(noTimes); !got.IsZero() {
+		t.Errorf("lastWrite of a WorkStatus without times, transformed = %s, want the zero time", got)
+	}
 	mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Labels: map[string]string{"a": "b"},
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", FieldsV1: fields}}}}
 	out, err := trimITSObject(mc)

@@ -3,6 +3,7 @@ package aggregator
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -20,27 +21,40 @@ import (
 // A cached WorkStatus holds its reported state once, decoded (docs/controller.md, "What the
 // caches hold"). The ITS cache's transform (trimITSObject) decodes `.status`, keeps it in
 // Status.Object as a decodedStatus in compact form (policy/compactjson: the engines read it through
-// compactjson.Expand), and drops the raw JSON; it also interns the strings that repeat across
-// WorkStatuses (mailbox namespaces, object names, labels, sourceRefs, the status's short values;
-// its field names are shared through statusKeySets), and gives WorkStatuses with the same labels
-// one shared label map. The decoded value is never modified: the engines only read their inputs,
+// compactjson.Expand: one encoded string per status, its field names shared through
+// statusKeySets), and drops the raw JSON; it also interns the strings that repeat across
+// WorkStatuses (mailbox namespaces, object names, labels, sourceRefs), and gives WorkStatuses with
+// the same labels one shared label map. The decoded value is never modified: the engines only read their inputs,
 // ContentClassifier pruning works on an expansion, and a deep copy of the WorkStatus shares it.
 
-// maxInternedValue is the longest string value of a reported status that is interned: short
-// values (condition types, statuses, reasons, phases, common messages) repeat across WECs and
-// writes; long ones are mostly unique (messages naming a revision), where interning would add
-// the interning table's entry to the string instead of saving a copy.
+// maxInternedValue is the longest label or annotation value that is interned: short values
+// repeat across WorkStatuses; long ones are mostly unique, where interning would add the
+// interning table's entry to the string instead of saving a copy.
 const maxInternedValue = 64
 
 // decodedStatus is a WorkStatus's reported state, decoded once by the ITS cache's transform. It
 // is immutable, so DeepCopyObject returns the same value. Its presence also marks the WorkStatus
-// as transformed.
+// as transformed. (24 bytes: the cache holds one per WorkStatus.)
 type decodedStatus struct {
-	value any   // nil: the status is null or absent
-	err   error // the status is not JSON (value is nil): reading it fails, as decoding it would
+	// value is the status in compact form (nil: the status is null or absent), or an
+	// *unreadableStatus when it is not JSON: reading it fails, as decoding it would.
+	value any
 	// written is when the WorkStatus was last written (lastWrite), taken from the managed fields,
-	// which the transform drops.
-	written time.Time
+	// which the transform drops: Unix nanoseconds, or noTime.
+	written int64
+}
+
+// unreadableStatus is the decoding error of a status that is not JSON.
+type unreadableStatus struct{ err error }
+
+// noTime is decodedStatus.written for the zero time.
+const noTime = math.MinInt64
+
+func (d *decodedStatus) writtenAt() time.Time {
+	if d.written == noTime {
+		return time.Time{}
+	}
+	return time.Unix(0, d.written).UTC()
 }
 
 var _ runtime.Object = (*decodedStatus)(nil)
@@ -57,19 +71,26 @@ func transformed(ws *controlv1alpha1.WorkStatus) bool {
 // decodeFailed reports whether the ITS cache's transform could not decode ws's status.
 func decodeFailed(ws *controlv1alpha1.WorkStatus) bool {
 	d, ok := ws.Status.Object.(*decodedStatus)
-	return ok && d.err != nil
+	if !ok {
+		return false
+	}
+	_, failed := d.value.(*unreadableStatus)
+	return failed
 }
 
-// decodeCachedStatus replaces ws's raw status by its decoded, interned form (or by the decoding
+// decodeCachedStatus replaces ws's raw status by its decoded, compact form (or by the decoding
 // error, which workStatusStatus returns when the status is read, as decoding it then would).
 func decodeCachedStatus(ws *controlv1alpha1.WorkStatus) {
-	d := &decodedStatus{written: lastWrite(ws)}
+	d := &decodedStatus{written: noTime}
+	if t := lastWrite(ws); !t.IsZero() {
+		d.written = t.UnixNano()
+	}
 	if len(ws.Status.Raw) > 0 {
 		var v any
 		if err := utiljson.Unmarshal(ws.Status.Raw, &v); err != nil {
-			d.err = err
+			d.value = &unreadableStatus{err: err}
 		} else {
-			d.value = compactjson.Compact(internValue(v), statusKeySets)
+			d.value = compactjson.Compact(v, statusKeySets)
 		}
 	}
 	ws.Status.Raw, ws.Status.Object = nil, d
@@ -82,7 +103,11 @@ func workStatusStatus(ws *controlv1alpha1.WorkStatus) (any, error) {
 	var status any
 	var err error
 	if d, ok := ws.Status.Object.(*decodedStatus); ok {
-		status, err = d.value, d.err
+		if u, failed := d.value.(*unreadableStatus); failed {
+			err = u.err
+		} else {
+			status = d.value
+		}
 	} else if len(ws.Status.Raw) > 0 {
 		err = utiljson.Unmarshal(ws.Status.Raw, &status)
 	}
@@ -90,26 +115,6 @@ func workStatusStatus(ws *controlv1alpha1.WorkStatus) (any, error) {
 		return nil, fmt.Errorf("WorkStatus %s/%s: status: %w", ws.Namespace, ws.Name, err)
 	}
 	return status, nil
-}
-
-// internValue interns the short string values of a decoded JSON value, in place, and returns it.
-// (Its map keys are shared by compacting: compactjson's key sets.)
-func internValue(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, e := range v {
-			v[k] = internValue(e)
-		}
-	case []any:
-		for i, e := range v {
-			v[i] = internValue(e)
-		}
-	case string:
-		if len(v) <= maxInternedValue {
-			return internTable.boxed(v)
-		}
-	}
-	return v
 }
 
 // statusKeySets shares the key sets of the decoded statuses' objects (the compact form's field
@@ -127,27 +132,15 @@ func intern(s string) string { return internTable.intern(s) }
 // valid, and later ones are shared from the new table — so unique strings (timestamps, UIDs)
 // cannot make it grow without limit. (unique.Make would not do: its canonical copy lives only
 // while a Handle does, so a string held without one is copied again after a collection.)
-//
-// It holds each string as an interface value (an `any` holding a string points at a string
-// header of its own), which boxed hands out: a decoded JSON string value shares that header too,
-// instead of each map or list holding one (16 B per string value).
 type stringTable struct {
 	mu  sync.Mutex
-	m   map[string]any // the string → the same string as an interface value
+	m   map[string]string
 	max int
 }
 
-func newStringTable(max int) *stringTable { return &stringTable{m: map[string]any{}, max: max} }
+func newStringTable(max int) *stringTable { return &stringTable{m: map[string]string{}, max: max} }
 
 func (t *stringTable) intern(s string) string {
-	if s == "" {
-		return ""
-	}
-	return t.boxed(s).(string)
-}
-
-// boxed returns the interned s as a shared interface value.
-func (t *stringTable) boxed(s string) any {
 	if s == "" {
 		return ""
 	}
@@ -160,9 +153,8 @@ func (t *stringTable) boxed(s string) any {
 		clear(t.m)
 	}
 	s = strings.Clone(s) // not a part of a larger buffer
-	c := any(s)
-	t.m[s] = c
-	return c
+	t.m[s] = s
+	return s
 }
 
 // internMeta interns the strings of a cached WorkStatus that repeat across WorkStatuses: its

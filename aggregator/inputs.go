@@ -290,7 +290,7 @@ func (in *objectInputs) reportSig(wec string) string {
 // creation time (kept by the ITS cache's transform, which drops the managed fields).
 func lastWrite(ws *controlv1alpha1.WorkStatus) time.Time {
 	if d, ok := ws.Status.Object.(*decodedStatus); ok {
-		return d.written // the ITS cache's transform took it from the managed fields
+		return d.writtenAt() // the ITS cache's transform took it from the managed fields
 	}
 	t := ws.CreationTimestamp.Time
 	for _, mf := range ws.ManagedFields {

@@ -3,6 +3,7 @@ package compactjson
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"runtime"
 	"sync"
@@ -76,24 +77,49 @@ func TestCompactLeavesItsInputAlone(t *testing.T) {
 	}
 }
 
-// TestScalarListsAreShared: what has no object inside is shared, not copied, both ways.
-func TestScalarListsAreShared(t *testing.T) {
-	v := decode(t, `{"l":[1,2,[3]],"o":[{"a":1}]}`).(map[string]any)
+// TestCompactHoldsNoPartOfItsInput: a compact object is a copy (its input can change after), and
+// a top-level list of scalars is shared, not copied, both ways.
+func TestCompactHoldsNoPartOfItsInput(t *testing.T) {
+	v := decode(t, `{"l":[1,2,[3]],"o":[{"a":"x"}]}`).(map[string]any)
 	c := Compact(v, nil).(*Object)
-	l, _ := c.Get("l")
-	if &l.([]any)[0] != &v["l"].([]any)[0] {
-		t.Error("Compact copied a list without objects")
+	v["l"].([]any)[0] = int64(9)
+	v["o"].([]any)[0].(map[string]any)["a"] = "y"
+	if want := decode(t, `{"l":[1,2,[3]],"o":[{"a":"x"}]}`); !reflect.DeepEqual(Expand(c), want) {
+		t.Errorf("after its input changed, the compact object reads %#v", Expand(c))
 	}
-	ol, _ := c.Get("o")
-	if &ol.([]any)[0] == &v["o"].([]any)[0] {
-		t.Error("Compact shared a list holding objects (it must not write into its input)")
+	if top := []any{int64(1), "x"}; &Compact(top, nil).([]any)[0] != &top[0] || &Expand(top).([]any)[0] != &top[0] {
+		t.Error("a plain list of scalars was copied")
 	}
-	e := Expand(c).(map[string]any)
-	if &e["l"].([]any)[0] != &l.([]any)[0] {
-		t.Error("Expand copied a list without objects")
+}
+
+// TestValuesKeptAsTheyAre: values that are not plain decoded JSON (other number types, nil maps
+// and lists) come back as they went in, the same type and value.
+func TestValuesKeptAsTheyAre(t *testing.T) {
+	v := map[string]any{"i": 7, "u": uint64(1 << 63), "n": json.Number("1.0"), "nl": []any(nil),
+		"nm": map[string]any(nil), "l": []any{int32(-1), map[string]any{"f": float32(0.5)}}}
+	for _, sets := range []*KeySets{nil, NewKeySets(16)} {
+		if got := Expand(Compact(v, sets)); !reflect.DeepEqual(got, v) {
+			t.Errorf("Expand(Compact(v)) = %#v, want %#v", got, v)
+		}
 	}
-	if top := []any{int64(1), "x"}; &Expand(top).([]any)[0] != &top[0] {
-		t.Error("Expand copied a plain list of scalars")
+}
+
+// TestNumbersExact: int64 and float64 values come back bit for bit, at their limits too.
+func TestNumbersExact(t *testing.T) {
+	v := map[string]any{"min": int64(math.MinInt64), "max": int64(math.MaxInt64), "neg": int64(-1), "zero": int64(0),
+		"negzero": math.Copysign(0, -1), "nan": math.NaN(), "inf": math.Inf(-1), "tiny": math.SmallestNonzeroFloat64}
+	got := Expand(Compact(v, nil)).(map[string]any)
+	for k, want := range v {
+		switch w := want.(type) {
+		case int64:
+			if got[k] != w {
+				t.Errorf("%s = %#v, want %#v", k, got[k], w)
+			}
+		case float64:
+			if g, ok := got[k].(float64); !ok || math.Float64bits(g) != math.Float64bits(w) {
+				t.Errorf("%s = %#v, want %#v", k, got[k], w)
+			}
+		}
 	}
 }
 
@@ -113,6 +139,34 @@ func TestGet(t *testing.T) {
 	if _, ok := c.Get("x"); ok {
 		t.Error("Get of a missing key found it")
 	}
+	// A nested object's view reads like a compact object of its own.
+	n := Compact(decode(t, `{"l":[{"y":{"z":[1,{"w":"v"}]}}],"m":"s"}`), nil).(*Object)
+	l, _ := n.Get("l")
+	y, _ := l.([]any)[0].(*Object).Get("y")
+	if yo, ok := y.(*Object); !ok || yo.Len() != 1 || !reflect.DeepEqual(Expand(yo), decode(t, `{"z":[1,{"w":"v"}]}`)) {
+		t.Errorf("Get of a nested object = %#v", y)
+	}
+	if m, _ := n.Get("m"); m != "s" {
+		t.Errorf("Get(m) after a nested list = %#v", m)
+	}
+}
+
+// TestManyKeySets: a value whose objects have more key sets than the encoder searches linearly
+// reads back, nested and repeated.
+func TestManyKeySets(t *testing.T) {
+	v := map[string]any{}
+	for i := range 3 * manySets {
+		v[fmt.Sprintf("o%02d", i)] = []any{map[string]any{fmt.Sprintf("k%d", i%(2*manySets)): int64(i)}, map[string]any{"same": true}}
+	}
+	for _, sets := range []*KeySets{nil, NewKeySets(8), NewKeySets(1024)} {
+		c := Compact(v, sets).(*Object)
+		if got := Expand(c); !reflect.DeepEqual(got, v) {
+			t.Fatalf("Expand(Compact(v)) = %#v, want %#v", got, v)
+		}
+		if n := len(c.ext.sets); sets != nil && sets.max > 100 && n != 2*manySets+2 {
+			t.Errorf("the value refers to %d key sets, want %d (each distinct one once)", n, 2*manySets+2)
+		}
+	}
 }
 
 // TestKeySetsShareAndAreBounded: objects of the same keys share one key set; a full KeySets
@@ -121,11 +175,11 @@ func TestKeySetsShareAndAreBounded(t *testing.T) {
 	sets := NewKeySets(3)
 	a := Compact(decode(t, `{"x":1,"y":2}`), sets).(*Object)
 	b := Compact(decode(t, `{"y":3,"x":4}`), sets).(*Object)
-	if a.keys != b.keys {
-		t.Fatal("two objects with the same keys do not share their key set")
+	if a.ext != b.ext || a.ext.sets[0] != b.ext.sets[0] {
+		t.Fatal("two objects with the same keys do not share their key set and shape")
 	}
-	if n := sets.Len(); n != 1 {
-		t.Fatalf("KeySets holds %d sets, want 1", n)
+	if n := sets.Len(); n != 2 {
+		t.Fatalf("KeySets holds %d entries, want 2 (a key set and a shape)", n)
 	}
 	for i := range 5 {
 		Compact(decode(t, fmt.Sprintf(`{"k%d":1}`, i)), sets)
@@ -137,7 +191,7 @@ func TestKeySetsShareAndAreBounded(t *testing.T) {
 		t.Fatalf("an object made before the KeySets restarted reads %#v", Expand(a))
 	}
 	c := Compact(decode(t, `{"x":5,"y":6}`), sets).(*Object)
-	if c.keys == a.keys {
+	if c.ext == a.ext || c.ext.sets[0] == a.ext.sets[0] {
 		t.Fatal("a key set dropped from a full KeySets is still handed out")
 	}
 }
