@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"slices"
 	"sync"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -18,9 +19,13 @@ type wecIndex struct {
 
 // objectWECs is one object's entry.
 type objectWECs struct {
-	byWEC map[string][]*controlv1alpha1.WorkStatus // almost always one per WEC (mailbox namespace)
-	dirty map[string]struct{}                      // WECs changed since the last take
-	epoch uint64                                   // of the last take; 0 for a new entry
+	// one holds the WorkStatus of each WEC (mailbox namespace) that holds one for the object;
+	// more the WECs that hold several (rare: a WorkStatus renamed, say), which then have no entry
+	// in one. (A map of lists for the usual single one would cost a list per WorkStatus.)
+	one   map[string]*controlv1alpha1.WorkStatus
+	more  map[string][]*controlv1alpha1.WorkStatus
+	dirty map[string]struct{} // WECs changed since the last take (nil: none yet)
+	epoch uint64              // of the last take; 0 for a new entry
 }
 
 func newWECIndex() *wecIndex { return &wecIndex{m: map[ObjectKey]*objectWECs{}} }
@@ -28,10 +33,18 @@ func newWECIndex() *wecIndex { return &wecIndex{m: map[ObjectKey]*objectWECs{}} 
 func (x *wecIndex) entry(k ObjectKey) *objectWECs {
 	e := x.m[k]
 	if e == nil {
-		e = &objectWECs{byWEC: map[string][]*controlv1alpha1.WorkStatus{}, dirty: map[string]struct{}{}}
+		e = &objectWECs{one: map[string]*controlv1alpha1.WorkStatus{}}
 		x.m[k] = e
 	}
 	return e
+}
+
+// markDirty records that wec changed.
+func (e *objectWECs) markDirty(wec string) {
+	if e.dirty == nil {
+		e.dirty = map[string]struct{}{}
+	}
+	e.dirty[wec] = struct{}{}
 }
 
 // remove drops a WorkStatus (matched by namespace and name) and marks its WEC changed.
@@ -39,19 +52,21 @@ func (x *wecIndex) remove(ws *controlv1alpha1.WorkStatus) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	e := x.entry(WorkStatusObject(ws))
-	list := e.byWEC[ws.Namespace]
-	for i, w := range list {
-		if w.Name == ws.Name {
-			list = append(list[:i:i], list[i+1:]...)
-			break
+	wec := ws.Namespace
+	if list, ok := e.more[wec]; ok {
+		if i := slices.IndexFunc(list, func(w *controlv1alpha1.WorkStatus) bool { return w.Name == ws.Name }); i >= 0 {
+			list = slices.Concat(list[:i], list[i+1:]) // a new slice: readers may hold the old one
 		}
+		if len(list) == 1 {
+			delete(e.more, wec)
+			e.one[wec] = list[0]
+		} else {
+			e.more[wec] = list
+		}
+	} else if w := e.one[wec]; w != nil && w.Name == ws.Name {
+		delete(e.one, wec)
 	}
-	if len(list) == 0 {
-		delete(e.byWEC, ws.Namespace)
-	} else {
-		e.byWEC[ws.Namespace] = list
-	}
-	e.dirty[ws.Namespace] = struct{}{}
+	e.markDirty(wec)
 }
 
 // upsert adds or replaces a WorkStatus and marks its WEC changed.
@@ -59,20 +74,26 @@ func (x *wecIndex) upsert(ws *controlv1alpha1.WorkStatus) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	e := x.entry(WorkStatusObject(ws))
-	list := e.byWEC[ws.Namespace]
-	replaced := false
-	for i, w := range list {
-		if w.Name == ws.Name {
-			list[i], replaced = ws, true
-			break
-		}
-	}
-	if !replaced {
+	wec := ws.Namespace
+	if list, ok := e.more[wec]; ok {
 		// A new slice: readers may hold the old one.
-		list = append(list[:len(list):len(list)], ws)
+		if i := slices.IndexFunc(list, func(w *controlv1alpha1.WorkStatus) bool { return w.Name == ws.Name }); i >= 0 {
+			list = slices.Clone(list)
+			list[i] = ws
+		} else {
+			list = append(list[:len(list):len(list)], ws)
+		}
+		e.more[wec] = list
+	} else if w := e.one[wec]; w == nil || w.Name == ws.Name {
+		e.one[wec] = ws
+	} else {
+		delete(e.one, wec)
+		if e.more == nil {
+			e.more = map[string][]*controlv1alpha1.WorkStatus{}
+		}
+		e.more[wec] = []*controlv1alpha1.WorkStatus{w, ws}
 	}
-	e.byWEC[ws.Namespace] = list
-	e.dirty[ws.Namespace] = struct{}{}
+	e.markDirty(wec)
 }
 
 // update applies an informer event: o is the old object (nil when added), n the new (nil when
@@ -85,6 +106,9 @@ func (x *wecIndex) update(o, n *controlv1alpha1.WorkStatus) {
 		x.upsert(n)
 	}
 }
+
+// smallDirty is the most changed WECs of an object whose map take clears for reuse.
+const smallDirty = 32
 
 // take starts an evaluation of k: it returns the WECs changed since the previous take, the epoch
 // of that previous take (0 if none is known) and the epoch of this one. Epochs are unique over all
@@ -99,10 +123,14 @@ func (x *wecIndex) take(k ObjectKey) (dirty []string, prev, epoch uint64) {
 	for w := range e.dirty {
 		dirty = append(dirty, w)
 	}
-	clear(e.dirty)
+	if len(e.dirty) > smallDirty {
+		e.dirty = nil // a map keeps its size when cleared: after a burst, start small again
+	} else {
+		clear(e.dirty)
+	}
 	x.takes++
 	prev, e.epoch = e.epoch, x.takes
-	if len(e.byWEC) == 0 {
+	if len(e.one) == 0 && len(e.more) == 0 {
 		delete(x.m, k) // nothing reports the object; a new entry starts at epoch 0
 	}
 	return dirty, prev, e.epoch
@@ -117,7 +145,10 @@ func (x *wecIndex) get(k ObjectKey, wec string) *controlv1alpha1.WorkStatus {
 	if e == nil {
 		return nil
 	}
-	return NewestWorkStatus(e.byWEC[wec])
+	if list, ok := e.more[wec]; ok {
+		return NewestWorkStatus(list)
+	}
+	return e.one[wec]
 }
 
 // len is the number of objects with an entry.
