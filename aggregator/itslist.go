@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -31,6 +32,12 @@ func itsInformers(cfg *rest.Config, scheme *runtime.Scheme) (func(toolscache.Lis
 		l := trimmingLister{lw: toolscache.ToListerWatcherWithContext(lw)}
 		if _, ok := obj.(*controlv1alpha1.WorkStatus); ok {
 			l.stream = ws.list
+			// No namespace index: nothing lists WorkStatuses from the ITS cache by namespace
+			// (evaluations find them by object, through the wecIndex), and the index held an entry
+			// per WorkStatus (≈4.5 MB at 100,000). A namespaced List would fail with
+			// controller-runtime's "index does not exist" error, not return less.
+			indexers = maps.Clone(indexers)
+			delete(indexers, toolscache.NamespaceIndex)
 		}
 		return toolscache.NewSharedIndexInformer(l, obj, resync, indexers)
 	}, nil

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"testing"
 	"testing/iotest"
 
@@ -289,15 +291,21 @@ func FuzzDecodeWorkStatusList(f *testing.F) {
 // host.
 func streamingLister(t *testing.T, host string) trimmingLister {
 	t.Helper()
-	s := runtime.NewScheme()
-	if err := controlv1alpha1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	wsl, err := newWorkStatusLister(&rest.Config{Host: host}, s)
+	wsl, err := newWorkStatusLister(&rest.Config{Host: host}, testScheme(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return trimmingLister{stream: wsl.list}
+}
+
+// testScheme is a scheme with statusfold's control API.
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := controlv1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // valueList is l as a WorkStatusList (items copied into its array), to compare with client-go's
@@ -348,5 +356,32 @@ func TestWorkStatusListerPagedThroughClientGoPager(t *testing.T) {
 	}
 	if lm, err := meta.ListAccessor(out); err != nil || lm.GetResourceVersion() != "100" {
 		t.Errorf("the paged list's resourceVersion: %v, %v", lm, err)
+	}
+}
+
+// TestWorkStatusInformerHasNoNamespaceIndex: the ITS cache's WorkStatus informer keeps the
+// indexes it is given but the namespace index (nothing lists WorkStatuses by namespace from it);
+// other kinds' informers keep every index.
+func TestWorkStatusInformerHasNoNamespaceIndex(t *testing.T) {
+	newInformer, err := itsInformers(&rest.Config{Host: "http://127.0.0.1:1"}, testScheme(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc,
+		"other": func(any) ([]string, error) { return nil, nil }}
+	lw := &toolscache.ListWatch{}
+	ws := newInformer(lw, &controlv1alpha1.WorkStatus{}, 0, given).GetIndexer().GetIndexers()
+	if _, ok := ws[toolscache.NamespaceIndex]; ok {
+		t.Error("the WorkStatus informer has the namespace index")
+	}
+	if _, ok := ws["other"]; !ok {
+		t.Error("the WorkStatus informer lost another index")
+	}
+	if _, ok := given[toolscache.NamespaceIndex]; !ok {
+		t.Error("the indexers given were modified")
+	}
+	mc := newInformer(lw, &controlv1alpha1.Binding{}, 0, given).GetIndexer().GetIndexers()
+	if len(mc) != 2 {
+		t.Errorf("another kind's informer has indexes %v, want both given", slices.Collect(maps.Keys(mc)))
 	}
 }
