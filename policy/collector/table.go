@@ -39,8 +39,9 @@ type Table struct {
 	obj        map[string]any
 	collectors []*colState     // by collector name
 	dests      []string        // sorted, unique
-	inputs     map[string]*WEC // every WEC given to UpsertWEC, destination or not
-	rows       []*WEC          // aligned with dests; a destination not given has its name only
+	rows       []WEC           // aligned with dests; a destination not given has its name only
+	given      []bool          // aligned with dests: the destination's input was given (UpsertWEC)
+	others     map[string]*WEC // the inputs given of WECs that are not destinations
 	act        activation      // the CEL variables of row actRow (one row is evaluated at a time)
 	actRow     int             // -1: act holds no row
 }
@@ -48,7 +49,7 @@ type Table struct {
 // NewTable returns a Table for the workload object obj (without .status) and the collectors.
 // Call SetDestinations and UpsertWEC to give it rows.
 func NewTable(obj map[string]any, collectors []*Collector) *Table {
-	t := &Table{obj: obj, inputs: map[string]*WEC{}, actRow: -1}
+	t := &Table{obj: obj, others: map[string]*WEC{}, actRow: -1}
 	t.SetCollectors(collectors)
 	return t
 }
@@ -95,12 +96,28 @@ func (t *Table) SetDestinations(names []string) {
 	if slices.Equal(dests, t.dests) {
 		return
 	}
-	old := t.dests
+	old, oldRows, oldGiven := t.dests, t.rows, t.given
+	for i, name := range old { // inputs of WECs that stop being destinations are kept
+		if oldGiven[i] {
+			if _, ok := slices.BinarySearch(dests, name); !ok {
+				w := oldRows[i] // a copy: a pointer into oldRows would keep all of it
+				t.others[name] = &w
+			}
+		}
+	}
 	t.dests = dests
-	t.rows = make([]*WEC, len(dests))
+	t.rows = make([]WEC, len(dests))
+	t.given = make([]bool, len(dests))
 	t.actRow = -1
 	for i, name := range dests {
-		t.rows[i] = t.input(name)
+		if j, ok := slices.BinarySearch(old, name); ok {
+			t.rows[i], t.given[i] = oldRows[j], oldGiven[j]
+		} else if w, ok := t.others[name]; ok {
+			t.rows[i], t.given[i] = *w, true
+			delete(t.others, name)
+		} else {
+			t.rows[i] = WEC{Name: name}
+		}
 	}
 	for _, cs := range t.collectors {
 		cs.realign(t, old)
@@ -116,15 +133,18 @@ func (t *Table) destIndex(name string) (int, bool) {
 // An input the same as the WEC's previous one (see sameInput) changes nothing: inputs are never
 // modified once given, so the same status value is the same status.
 func (t *Table) UpsertWEC(w WEC) {
-	if old, ok := t.inputs[w.Name]; ok && sameInput(old, &w) {
+	i, dest := t.destIndex(w.Name)
+	if !dest {
+		if old, ok := t.others[w.Name]; !ok || !sameInput(old, &w) {
+			t.others[w.Name] = &w
+		}
 		return
 	}
-	in := &w
-	t.inputs[w.Name] = in
-	if i, ok := t.destIndex(w.Name); ok {
-		t.rows[i] = in
-		t.changed(i)
+	if t.given[i] && sameInput(&t.rows[i], &w) {
+		return
 	}
+	t.rows[i], t.given[i] = w, true
+	t.changed(i)
 }
 
 // changed re-evaluates row i, whose input was replaced.
@@ -139,19 +159,32 @@ func (t *Table) changed(i int) {
 
 // RemoveWEC forgets a WEC's input: if it is a destination, it has now reported nothing.
 func (t *Table) RemoveWEC(name string) {
-	if _, ok := t.inputs[name]; !ok {
+	i, dest := t.destIndex(name)
+	if !dest {
+		delete(t.others, name)
 		return
 	}
-	delete(t.inputs, name)
-	if i, ok := t.destIndex(name); ok {
-		t.rows[i] = t.input(name)
-		t.changed(i)
+	if !t.given[i] {
+		return
 	}
+	t.rows[i], t.given[i] = WEC{Name: name}, false
+	t.changed(i)
 }
 
 // Inputs returns the names of the WECs given to UpsertWEC and not removed since, destinations or not.
 func (t *Table) Inputs() iter.Seq[string] {
-	return maps.Keys(t.inputs)
+	return func(yield func(string) bool) {
+		for i, name := range t.dests {
+			if t.given[i] && !yield(name) {
+				return
+			}
+		}
+		for name := range t.others {
+			if !yield(name) {
+				return
+			}
+		}
+	}
 }
 
 // Results returns one result per collector, by collector name, as the CombinedStatus holds them.
@@ -179,26 +212,21 @@ func Evaluate(obj map[string]any, wecs []WEC, collectors []*Collector) []control
 		sorted = slices.Clone(wecs)
 		slices.SortStableFunc(sorted, byName)
 	}
-	// The rows are set directly (they point into sorted, which is only read); this Table is
-	// never updated, so it needs no inputs.
-	t := &Table{obj: obj, dests: make([]string, 0, len(sorted)), rows: make([]*WEC, 0, len(sorted)), actRow: -1}
+	// The rows are set directly; this Table is never updated.
+	t := &Table{obj: obj, dests: make([]string, 0, len(sorted)), rows: make([]WEC, 0, len(sorted)), actRow: -1}
 	for i := range sorted {
 		if i+1 < len(sorted) && sorted[i+1].Name == sorted[i].Name {
 			continue
 		}
 		t.dests = append(t.dests, sorted[i].Name)
-		t.rows = append(t.rows, &sorted[i])
+		t.rows = append(t.rows, sorted[i])
+	}
+	t.given = make([]bool, len(t.rows))
+	for i := range t.given {
+		t.given[i] = true
 	}
 	t.SetCollectors(collectors)
 	return t.Results()
-}
-
-// input returns the known input of a WEC, or a "reported nothing" input.
-func (t *Table) input(name string) *WEC {
-	if w, ok := t.inputs[name]; ok {
-		return w
-	}
-	return &WEC{Name: name}
 }
 
 // activate returns the CEL variables of row i. A Table keeps only its rows' plain inputs (a WEC
@@ -208,7 +236,7 @@ func (t *Table) input(name string) *WEC {
 // classifyAny) before the next row's variables replace these.
 func (t *Table) activate(i int) *activation {
 	if t.actRow != i {
-		t.act.init(t, *t.rows[i])
+		t.act.init(t, t.rows[i])
 		t.actRow = i
 	}
 	return &t.act

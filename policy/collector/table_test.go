@@ -2,6 +2,7 @@ package collector
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -129,6 +130,9 @@ func TestTableIncrementalMatchesOneShot(t *testing.T) {
 			curCols = curCols[:1+r.IntN(len(curCols))]
 			tbl.SetCollectors(curCols)
 			op = "collectors"
+		}
+		if got, want := slices.Sorted(tbl.Inputs()), slices.Sorted(maps.Keys(inputs)); !slices.Equal(got, want) {
+			t.Fatalf("step %d (%s): Inputs = %v, want %v", step, op, got, want)
 		}
 		if r.IntN(3) > 0 && step != steps-1 {
 			continue // results are also read after several updates
