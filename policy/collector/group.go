@@ -31,9 +31,9 @@ func classifyAny(v any) subject {
 	case nil:
 		return subject{state: subjectNull}
 	case int64:
-		return subject{state: subjectNumber, n: number{kind: nInt, i: x}}
+		return subject{state: subjectNumber, n: intNum(x)}
 	case float64:
-		return subject{state: subjectNumber, n: number{kind: nFloat, f: x}}
+		return subject{state: subjectNumber, n: floatNum(x)}
 	case string:
 		return classifySubject(types.String(x))
 	}
@@ -46,11 +46,11 @@ func classifySubject(v ref.Val) subject {
 	case types.Null:
 		return subject{state: subjectNull}
 	case types.Int:
-		return subject{state: subjectNumber, n: number{kind: nInt, i: int64(x)}}
+		return subject{state: subjectNumber, n: intNum(int64(x))}
 	case types.Uint:
-		return subject{state: subjectNumber, n: number{kind: nUint, u: uint64(x)}}
+		return subject{state: subjectNumber, n: uintNum(uint64(x))}
 	case types.Double:
-		return subject{state: subjectNumber, n: number{kind: nFloat, f: float64(x)}}
+		return subject{state: subjectNumber, n: floatNum(float64(x))}
 	case types.String:
 		if n, ok := parseNumericString(string(x)); ok {
 			return subject{state: subjectNumber, n: n}
@@ -143,7 +143,7 @@ func (g *group) value(cs *colState, k int, typ controlv1alpha1.AggregatorType) c
 	a := &g.aggs[k]
 	switch typ {
 	case controlv1alpha1.AggregatorTypeCount:
-		return numberValue(number{kind: nInt, i: int64(g.count)})
+		return numberValue(intNum(int64(g.count)))
 	case controlv1alpha1.AggregatorTypeSum:
 		return numberValue(a.sum.result())
 	case controlv1alpha1.AggregatorTypeAvg:
@@ -152,10 +152,10 @@ func (g *group) value(cs *colState, k int, typ controlv1alpha1.AggregatorType) c
 	// MIN and MAX return the chosen value as it was; among equal values, the first WEC's by name
 	// (rows are scanned in WEC-name order).
 	sign := 1
-	best := number{kind: nFloat, f: math.Inf(1)}
+	best := floatNum(math.Inf(1))
 	if typ == controlv1alpha1.AggregatorTypeMax {
 		sign = -1
-		best.f = math.Inf(-1)
+		best = floatNum(math.Inf(-1))
 	}
 	found := false
 	for m := g.rep; m >= 0 && m < len(cs.rows); m++ {

@@ -25,29 +25,29 @@ type exactSum struct {
 func (s *exactSum) add(n number, sign int) {
 	switch n.kind {
 	case nInt:
-		s.addInt(n.i, sign)
+		s.addInt(n.i(), sign)
 	case nUint:
-		if n.u <= math.MaxInt64 {
-			s.addInt(int64(n.u), sign)
+		if n.u() <= math.MaxInt64 {
+			s.addInt(int64(n.u()), sign)
 		} else {
-			s.addBig(new(big.Int).SetUint64(n.u), sign)
+			s.addBig(new(big.Int).SetUint64(n.u()), sign)
 		}
 	case nBig:
 		s.addBig(n.big, sign)
 	case nFloat:
 		s.doubles += sign
 		switch {
-		case math.IsNaN(n.f):
+		case math.IsNaN(n.f()):
 			s.nan += sign
-		case math.IsInf(n.f, 1):
+		case math.IsInf(n.f(), 1):
 			s.pos += sign
-		case math.IsInf(n.f, -1):
+		case math.IsInf(n.f(), -1):
 			s.neg += sign
 		default:
 			if s.fl == nil {
 				s.fl = new(big.Float).SetPrec(sumPrec)
 			}
-			d := new(big.Float).SetFloat64(n.f)
+			d := new(big.Float).SetFloat64(n.f())
 			if sign < 0 {
 				d.Neg(d)
 			}
@@ -113,30 +113,30 @@ func (s *exactSum) total() *big.Float {
 func (s *exactSum) result() number {
 	if s.doubles == 0 {
 		if s.big == nil {
-			return number{kind: nInt, i: s.small}
+			return intNum(s.small)
 		}
 		b := new(big.Int).Add(s.big, big.NewInt(s.small))
 		if b.IsInt64() {
-			return number{kind: nInt, i: b.Int64()}
+			return intNum(b.Int64())
 		}
-		return number{kind: nBig, big: b}
+		return bigNum(b)
 	}
 	if f, ok := s.special(); ok {
-		return number{kind: nFloat, f: f}
+		return floatNum(f)
 	}
 	f, _ := s.total().Float64()
-	return number{kind: nFloat, f: f}
+	return floatNum(f)
 }
 
 // average is AVG over count values: a double, NaN when there are none.
 func (s *exactSum) average(count int) number {
 	if count == 0 {
-		return number{kind: nFloat, f: math.NaN()}
+		return floatNum(math.NaN())
 	}
 	if f, ok := s.special(); ok {
-		return number{kind: nFloat, f: f}
+		return floatNum(f)
 	}
 	q := new(big.Float).SetPrec(sumPrec).Quo(s.total(), new(big.Float).SetInt64(int64(count)))
 	f, _ := q.Float64()
-	return number{kind: nFloat, f: f}
+	return floatNum(f)
 }

@@ -392,29 +392,51 @@ type colState struct {
 type rowState struct {
 	pending bool // a new destination's row, evaluated when results are next read
 	kept    bool
-	errp    *[]rowError // nil: none; else in column order: filter, groupBy, subjects
-
-	// select: cells are evaluated only for rows within the limit, when results are read (nil
-	// until then); their errors count only while the row is within the limit.
-	cells *selectCells
 
 	// aggregation: the row's group (nil: in none); its key values and subjects are
 	// colState.key(i) and subjects(i)
 	group *group
+
+	x *rowExtra // nil: no errors, no cells
 }
 
+// rowExtra is what few rows have.
+type rowExtra struct {
+	errs []rowError // nil: none; else in column order: filter, groupBy, subjects
+
+	// select: cells are evaluated only for rows within the limit, when results are read (nil
+	// until then); their errors count only while the row is within the limit.
+	cells *selectCells
+}
+
+func (r *rowState) extra() *rowExtra {
+	if r.x == nil {
+		r.x = &rowExtra{}
+	}
+	return r.x
+}
+
+// hasErrs reports whether the row has errors.
+func (r *rowState) hasErrs() bool { return r.x != nil && r.x.errs != nil }
+
 func (r *rowState) errs() []rowError {
-	if r.errp == nil {
+	if r.x == nil {
 		return nil
 	}
-	return *r.errp
+	return r.x.errs
+}
+
+// cells returns the row's evaluated cells (nil: not evaluated).
+func (r *rowState) cells() *selectCells {
+	if r.x == nil {
+		return nil
+	}
+	return r.x.cells
 }
 
 func (r *rowState) addErr(e rowError) {
-	if r.errp == nil {
-		r.errp = &[]rowError{}
-	}
-	*r.errp = append(*r.errp, e)
+	x := r.extra()
+	x.errs = append(x.errs, e)
 }
 
 // key returns row i's group key values (len(groupBy)); valid while the row is in a group.
@@ -488,7 +510,7 @@ func (cs *colState) realign(t *Table, oldDests []string) {
 			cs.pending++
 			continue
 		}
-		if cs.rows[i].errp != nil {
+		if cs.rows[i].hasErrs() {
 			cs.errRows++
 		}
 		if g := cs.rows[i].group; g != nil {
@@ -512,7 +534,7 @@ func (cs *colState) update(t *Table, i int) {
 			delete(cs.groups, g.keyStr)
 		}
 	}
-	if cs.rows[i].errp != nil {
+	if cs.rows[i].hasErrs() {
 		cs.errRows--
 	}
 	cs.clearRow(i)
@@ -536,7 +558,7 @@ func (cs *colState) flush(t *Table) {
 // evalRow evaluates row i, which must be zero.
 func (cs *colState) evalRow(t *Table, i int) {
 	cs.evalRowExprs(t, i)
-	if cs.rows[i].errp != nil {
+	if cs.rows[i].hasErrs() {
 		cs.errRows++
 	}
 }
@@ -546,7 +568,7 @@ func (cs *colState) evalRowExprs(t *Table, i int) {
 	var errs []rowError
 	r.kept, errs = filterRow(c, a, &cs.budget)
 	if errs != nil {
-		r.errp = &errs
+		r.extra().errs = errs
 	}
 	if !r.kept || c.isSelect() {
 		return
@@ -608,11 +630,11 @@ func (cs *colState) join(i int, key []byte) {
 // evalCells evaluates a select row's cells: a failing cell is Null with a row error.
 func (cs *colState) evalCells(t *Table, i int) {
 	r := &cs.rows[i]
-	if r.cells != nil {
+	if r.cells() != nil {
 		return
 	}
 	c := &selectCells{values: make([]controlv1alpha1.Value, len(cs.col.selects))}
-	r.cells = c
+	r.extra().cells = c
 	for k, s := range cs.col.selects {
 		out, err := s.prg.eval(t.activate(i), &cs.budget)
 		var v jvalue
@@ -641,10 +663,10 @@ func (cs *colState) compute(t *Table) controlv1alpha1.NamedStatusCombination {
 			}
 			if r.kept && !full {
 				cs.evalCells(t, i)
-				res.Rows = append(res.Rows, controlv1alpha1.StatusCombinationRow{Columns: r.cells.values})
-				res.RowErrors = errorsOf(t.dests[i], r.cells.errs, res.RowErrors)
+				res.Rows = append(res.Rows, controlv1alpha1.StatusCombinationRow{Columns: r.cells().values})
+				res.RowErrors = errorsOf(t.dests[i], r.cells().errs, res.RowErrors)
 			}
-			if r.errp != nil {
+			if r.hasErrs() {
 				seen++
 				res.RowErrors = errorsOf(t.dests[i], r.errs(), res.RowErrors)
 			}
@@ -652,7 +674,7 @@ func (cs *colState) compute(t *Table) controlv1alpha1.NamedStatusCombination {
 		return res
 	}
 	for i, seen := 0, 0; i < len(cs.rows) && seen < cs.errRows && len(res.RowErrors) < MaxRowErrors; i++ {
-		if r := &cs.rows[i]; r.errp != nil {
+		if r := &cs.rows[i]; r.hasErrs() {
 			seen++
 			res.RowErrors = errorsOf(t.dests[i], r.errs(), res.RowErrors)
 		}

@@ -39,11 +39,18 @@ const (
 
 // jvalue is a JSON value as the engine holds it between CEL and the CombinedStatus: CEL values
 // are converted once (docs/rules.md "Collectors" value rules), then compared, grouped and printed from here.
+// A Table holds one per row and group-by column, so what only lists and maps need is behind c
+// (56 bytes in all).
 type jvalue struct {
 	kind jkind
 	b    bool
 	n    number
 	s    string
+	c    *jcomposite // jList, jMap: never nil
+}
+
+// jcomposite is a list's or a map's contents.
+type jcomposite struct {
 	keys []string // a map's, sorted
 	vals []jvalue // a list's elements; a map's values (vals[i] belongs to keys[i])
 }
@@ -67,9 +74,9 @@ func fromCEL(v ref.Val, nested bool) (jvalue, error) {
 	case types.Bool:
 		return jvalue{kind: jBool, b: bool(x)}, nil
 	case types.Int:
-		return jvalue{kind: jNumber, n: number{kind: nInt, i: int64(x)}}, nil
+		return jvalue{kind: jNumber, n: intNum(int64(x))}, nil
 	case types.Uint:
-		return jvalue{kind: jNumber, n: number{kind: nUint, u: uint64(x)}}, nil
+		return jvalue{kind: jNumber, n: uintNum(uint64(x))}, nil
 	case types.Double:
 		return doubleValue(float64(x), nested)
 	case types.String:
@@ -110,19 +117,19 @@ func fromCEL(v ref.Val, nested bool) (jvalue, error) {
 }
 
 func listFromCEL(l traits.Lister) (jvalue, error) {
-	out := jvalue{kind: jList}
+	out := jvalue{kind: jList, c: &jcomposite{}}
 	for it := l.Iterator(); it.HasNext() == types.True; {
 		e, err := fromCEL(it.Next(), true)
 		if err != nil {
 			return jvalue{}, err
 		}
-		out.vals = append(out.vals, e)
+		out.c.vals = append(out.c.vals, e)
 	}
 	return out, nil
 }
 
 func mapFromCEL(m traits.Mapper) (jvalue, error) {
-	out := jvalue{kind: jMap}
+	out := jvalue{kind: jMap, c: &jcomposite{}}
 	type entry struct {
 		k string
 		v jvalue
@@ -142,8 +149,8 @@ func mapFromCEL(m traits.Mapper) (jvalue, error) {
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].k < entries[j].k })
 	for _, e := range entries {
-		out.keys = append(out.keys, e.k)
-		out.vals = append(out.vals, e.v)
+		out.c.keys = append(out.c.keys, e.k)
+		out.c.vals = append(out.c.vals, e.v)
 	}
 	return out, nil
 }
@@ -159,17 +166,17 @@ func fromNative(v any, nested bool) (jvalue, error) {
 	case string:
 		return jvalue{kind: jString, s: x}, nil
 	case int64:
-		return jvalue{kind: jNumber, n: number{kind: nInt, i: x}}, nil
+		return jvalue{kind: jNumber, n: intNum(x)}, nil
 	case int:
-		return jvalue{kind: jNumber, n: number{kind: nInt, i: int64(x)}}, nil
+		return jvalue{kind: jNumber, n: intNum(int64(x))}, nil
 	case int32:
-		return jvalue{kind: jNumber, n: number{kind: nInt, i: int64(x)}}, nil
+		return jvalue{kind: jNumber, n: intNum(int64(x))}, nil
 	case uint64:
-		return jvalue{kind: jNumber, n: number{kind: nUint, u: x}}, nil
+		return jvalue{kind: jNumber, n: uintNum(x)}, nil
 	case json.Number:
 		if n, ok := parseNumericString(string(x)); ok {
 			if n.kind == nFloat {
-				return doubleValue(n.f, nested)
+				return doubleValue(n.f(), nested)
 			}
 			return jvalue{kind: jNumber, n: n}, nil
 		}
@@ -177,27 +184,27 @@ func fromNative(v any, nested bool) (jvalue, error) {
 	case float64:
 		return doubleValue(x, nested)
 	case []any:
-		out := jvalue{kind: jList, vals: make([]jvalue, 0, len(x))}
+		out := jvalue{kind: jList, c: &jcomposite{vals: make([]jvalue, 0, len(x))}}
 		for _, e := range x {
 			je, err := fromNative(e, true)
 			if err != nil {
 				return jvalue{}, err
 			}
-			out.vals = append(out.vals, je)
+			out.c.vals = append(out.c.vals, je)
 		}
 		return out, nil
 	case map[string]any:
-		out := jvalue{kind: jMap, keys: make([]string, 0, len(x)), vals: make([]jvalue, 0, len(x))}
+		out := jvalue{kind: jMap, c: &jcomposite{keys: make([]string, 0, len(x)), vals: make([]jvalue, 0, len(x))}}
 		for k := range x {
-			out.keys = append(out.keys, k)
+			out.c.keys = append(out.c.keys, k)
 		}
-		sort.Strings(out.keys)
-		for _, k := range out.keys {
+		sort.Strings(out.c.keys)
+		for _, k := range out.c.keys {
 			je, err := fromNative(x[k], true)
 			if err != nil {
 				return jvalue{}, err
 			}
-			out.vals = append(out.vals, je)
+			out.c.vals = append(out.c.vals, je)
 		}
 		return out, nil
 	}
@@ -208,7 +215,7 @@ func doubleValue(f float64, nested bool) (jvalue, error) {
 	if nested && (math.IsNaN(f) || math.IsInf(f, 0)) {
 		return jvalue{}, errNonFiniteInside
 	}
-	return jvalue{kind: jNumber, n: number{kind: nFloat, f: f}}, nil
+	return jvalue{kind: jNumber, n: floatNum(f)}, nil
 }
 
 // toValue converts to the CombinedStatus value union. A list or map is plain JSON (docs/rules.md "Wire format"): its
@@ -246,22 +253,22 @@ func (v *jvalue) appendJSON(buf []byte) []byte {
 		return appendJSONString(buf, v.s)
 	case jList:
 		buf = append(buf, '[')
-		for i := range v.vals {
+		for i := range v.c.vals {
 			if i > 0 {
 				buf = append(buf, ',')
 			}
-			buf = v.vals[i].appendJSON(buf)
+			buf = v.c.vals[i].appendJSON(buf)
 		}
 		return append(buf, ']')
 	}
 	buf = append(buf, '{')
-	for i, k := range v.keys {
+	for i, k := range v.c.keys {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
 		buf = appendJSONString(buf, k)
 		buf = append(buf, ':')
-		buf = v.vals[i].appendJSON(buf)
+		buf = v.c.vals[i].appendJSON(buf)
 	}
 	return append(buf, '}')
 }
@@ -288,26 +295,34 @@ const (
 	nBig // an integer beyond int64/uint64, from a numeric string or an exact sum
 )
 
+// number is one number of a collector's values. A Table holds one per row and aggregation
+// subject, so it is 24 bytes: the int64, uint64 or float64 in one word (bits), by kind.
 type number struct {
 	kind numKind
-	i    int64
-	u    uint64
-	f    float64
-	big  *big.Int
+	bits uint64   // nInt: the int64's bits; nUint: the uint64; nFloat: the float64's IEEE 754 bits
+	big  *big.Int // nBig
 }
+
+func intNum(i int64) number     { return number{kind: nInt, bits: uint64(i)} }
+func uintNum(u uint64) number   { return number{kind: nUint, bits: u} }
+func floatNum(f float64) number { return number{kind: nFloat, bits: math.Float64bits(f)} }
+func bigNum(b *big.Int) number  { return number{kind: nBig, big: b} }
+func (n number) i() int64       { return int64(n.bits) }
+func (n number) u() uint64      { return n.bits }
+func (n number) f() float64     { return math.Float64frombits(n.bits) }
 
 // text is the number's decimal text (docs/rules.md "Collectors"): integers exactly; a double as the shortest decimal
 // that reads back as the same double, without an exponent when 1e-6 ≤ |x| < 1e21; NaN, +Inf, -Inf.
 func (n number) text() string {
 	switch n.kind {
 	case nInt:
-		return strconv.FormatInt(n.i, 10)
+		return strconv.FormatInt(n.i(), 10)
 	case nUint:
-		return strconv.FormatUint(n.u, 10)
+		return strconv.FormatUint(n.u(), 10)
 	case nBig:
 		return n.big.String()
 	}
-	return formatDouble(n.f)
+	return formatDouble(n.f())
 }
 
 func formatDouble(f float64) string {
@@ -336,11 +351,11 @@ func (n number) rank() int {
 		return 1
 	}
 	switch {
-	case math.IsNaN(n.f):
+	case math.IsNaN(n.f()):
 		return 3
-	case math.IsInf(n.f, 1):
+	case math.IsInf(n.f(), 1):
 		return 2
-	case math.IsInf(n.f, -1):
+	case math.IsInf(n.f(), -1):
 		return 0
 	}
 	return 1
@@ -349,13 +364,13 @@ func (n number) rank() int {
 func (n number) bigFloat() *big.Float {
 	switch n.kind {
 	case nInt:
-		return new(big.Float).SetInt64(n.i)
+		return new(big.Float).SetInt64(n.i())
 	case nUint:
-		return new(big.Float).SetUint64(n.u)
+		return new(big.Float).SetUint64(n.u())
 	case nBig:
 		return new(big.Float).SetPrec(uint(max(64, n.big.BitLen()))).SetInt(n.big)
 	}
-	return new(big.Float).SetFloat64(n.f)
+	return new(big.Float).SetFloat64(n.f())
 }
 
 // compareNumbers is the total order of docs/rules.md "Collectors" on numbers, exact across kinds.
@@ -365,11 +380,11 @@ func compareNumbers(a, b number) int {
 	}
 	switch {
 	case a.kind == nInt && b.kind == nInt:
-		return cmpInt(a.i, b.i)
+		return cmpInt(a.i(), b.i())
 	case a.kind == nFloat && b.kind == nFloat:
-		return cmpInt(a.f, b.f)
+		return cmpInt(a.f(), b.f())
 	case a.kind == nUint && b.kind == nUint:
-		return cmpInt(a.u, b.u)
+		return cmpInt(a.u(), b.u())
 	}
 	return a.bigFloat().Cmp(b.bigFloat())
 }
@@ -387,15 +402,15 @@ func cmpInt[T int | int64 | uint64 | float64](a, b T) int {
 // keyText is a text that two numbers share exactly when they are equal as JSON values
 // (2 and 2.0 are one group).
 func (n number) keyText() string {
-	if n.kind == nFloat && n.rank() == 1 && n.f == math.Trunc(n.f) {
-		if math.Abs(n.f) < 1<<63 {
-			return strconv.FormatInt(int64(n.f), 10)
+	if n.kind == nFloat && n.rank() == 1 && n.f() == math.Trunc(n.f()) {
+		if math.Abs(n.f()) < 1<<63 {
+			return strconv.FormatInt(int64(n.f()), 10)
 		}
-		i, _ := new(big.Float).SetFloat64(n.f).Int(nil)
+		i, _ := new(big.Float).SetFloat64(n.f()).Int(nil)
 		return i.String()
 	}
 	if n.kind == nFloat {
-		return strconv.FormatFloat(n.f, 'g', -1, 64) // non-integral: never equal to an integer's text
+		return strconv.FormatFloat(n.f(), 'g', -1, 64) // non-integral: never equal to an integer's text
 	}
 	return n.text()
 }
@@ -419,19 +434,19 @@ func appendKey(buf []byte, v *jvalue) []byte {
 		return appendKeyString(buf, v.s)
 	case jList:
 		buf = append(buf, 'l')
-		buf = strconv.AppendInt(buf, int64(len(v.vals)), 10)
+		buf = strconv.AppendInt(buf, int64(len(v.c.vals)), 10)
 		buf = append(buf, ':')
-		for i := range v.vals {
-			buf = appendKey(buf, &v.vals[i])
+		for i := range v.c.vals {
+			buf = appendKey(buf, &v.c.vals[i])
 		}
 		return buf
 	}
 	buf = append(buf, 'm')
-	buf = strconv.AppendInt(buf, int64(len(v.keys)), 10)
+	buf = strconv.AppendInt(buf, int64(len(v.c.keys)), 10)
 	buf = append(buf, ':')
-	for i, k := range v.keys {
+	for i, k := range v.c.keys {
 		buf = appendKeyString(buf, k)
-		buf = appendKey(buf, &v.vals[i])
+		buf = appendKey(buf, &v.c.vals[i])
 	}
 	return buf
 }
@@ -463,22 +478,22 @@ func compareValues(a, b *jvalue) int {
 	case jString:
 		return strings.Compare(a.s, b.s)
 	case jList:
-		for i := 0; i < len(a.vals) && i < len(b.vals); i++ {
-			if c := compareValues(&a.vals[i], &b.vals[i]); c != 0 {
+		for i := 0; i < len(a.c.vals) && i < len(b.c.vals); i++ {
+			if c := compareValues(&a.c.vals[i], &b.c.vals[i]); c != 0 {
 				return c
 			}
 		}
-		return cmpInt(len(a.vals), len(b.vals))
+		return cmpInt(len(a.c.vals), len(b.c.vals))
 	case jMap:
-		for i := 0; i < len(a.keys) && i < len(b.keys); i++ {
-			if c := strings.Compare(a.keys[i], b.keys[i]); c != 0 {
+		for i := 0; i < len(a.c.keys) && i < len(b.c.keys); i++ {
+			if c := strings.Compare(a.c.keys[i], b.c.keys[i]); c != 0 {
 				return c
 			}
-			if c := compareValues(&a.vals[i], &b.vals[i]); c != 0 {
+			if c := compareValues(&a.c.vals[i], &b.c.vals[i]); c != 0 {
 				return c
 			}
 		}
-		return cmpInt(len(a.keys), len(b.keys))
+		return cmpInt(len(a.c.keys), len(b.c.keys))
 	}
 	return 0
 }
@@ -524,15 +539,15 @@ func parseNumericString(s string) (number, bool) {
 	}
 	if integer {
 		if v, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return number{kind: nInt, i: v}, true
+			return intNum(v), true
 		}
 		b, ok := new(big.Int).SetString(strings.TrimPrefix(s, "+"), 10)
-		return number{kind: nBig, big: b}, ok
+		return bigNum(b), ok
 	}
 	// Syntax is checked above, so the only possible error is ErrRange, where ParseFloat returns
 	// the correctly rounded ±Inf or 0: a decimal too large for a double is an infinite double.
 	f, _ := strconv.ParseFloat(s, 64)
-	return number{kind: nFloat, f: f}, true
+	return floatNum(f), true
 }
 
 // PlainValue turns a CombinedStatus value back into plain JSON data (nil, bool, string,
