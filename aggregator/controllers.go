@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -160,8 +162,10 @@ func (a *Aggregator) addControllers(mgr manager.Manager) error {
 // controllers' NewQueue hands them over), so the queue given to Start is not used. It is synced
 // when every handler has been given its informer's initial list.
 type eventSource struct {
-	a      *Aggregator
-	synced []toolscache.ResourceEventHandlerRegistration
+	a         *Aggregator
+	synced    []toolscache.ResourceEventHandlerRegistration
+	ctx       context.Context // Start's: the controller's (WaitForSync's ends when it returns)
+	firstPass sync.Once
 }
 
 var _ source.TypedSyncingSource[ObjectKey] = &eventSource{}
@@ -169,7 +173,7 @@ var _ source.TypedSyncingSource[ObjectKey] = &eventSource{}
 // Start registers the handlers; it does not wait for their initial lists.
 func (s *eventSource) Start(ctx context.Context, _ workqueue.TypedRateLimitingInterface[ObjectKey]) error {
 	synced, err := s.a.registerHandlers(ctx)
-	s.synced = synced
+	s.synced, s.ctx = synced, ctx
 	return err
 }
 
@@ -179,7 +183,30 @@ func (s *eventSource) WaitForSync(ctx context.Context) error {
 	if !waitSynced(ctx, s.synced...) {
 		return errors.New("aggregator: event handlers did not sync")
 	}
+	s.firstPass.Do(func() { go s.a.awaitFirstPass(s.ctx, time.Now()) })
 	return nil
+}
+
+// firstPassPoll is how often awaitFirstPass looks at the objects queue.
+const firstPassPoll = 100 * time.Millisecond
+
+// awaitFirstPass logs when the first pass is done — the objects queue empty for the first time
+// after the handlers synced: every object the initial lists queued has been evaluated — and calls
+// Options.AfterFirstPass then. Nothing happens if ctx ends first.
+func (a *Aggregator) awaitFirstPass(ctx context.Context, synced time.Time) {
+	t := time.NewTicker(firstPassPoll)
+	defer t.Stop()
+	for a.objects.Len() > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+	a.log.Info("first pass done: every object queued by the initial lists evaluated", "afterSync", time.Since(synced).Round(time.Millisecond))
+	if a.opts.AfterFirstPass != nil {
+		a.opts.AfterFirstPass()
+	}
 }
 
 func (s *eventSource) String() string { return "statusfold event handlers" }

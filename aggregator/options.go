@@ -73,6 +73,11 @@ type Options struct {
 	// before it is written (docs/controller.md, "Schema skew"). Nil: the WDS's /openapi/v3,
 	// re-read when it changes, looked at at most once per CatalogRefresh.
 	Schemas resolver.SchemaResolver
+	// AfterFirstPass, when set, is called once the first pass is done: every object queued by
+	// the initial lists has been evaluated (the objects queue was empty for the first time after
+	// the event handlers synced). `statusfold manager` restores its GC target there
+	// (StartupGCPercent).
+	AfterFirstPass func()
 }
 
 func (o *Options) defaults() error {

@@ -39,6 +39,7 @@ func newManagerCommand(run func(context.Context, aggregator.Config) error) *cobr
 		namespace     string
 		memoryLimit   string
 		gcPercent     int
+		startupGC     int
 	)
 	cmd := &cobra.Command{
 		Use:   "manager",
@@ -54,6 +55,11 @@ the workload objects' own .status.`,
 			}
 			p, source := aggregator.SetGCPercent(gcPercent)
 			ctrl.Log.WithName("setup").Info("Go GC percent", "percent", p, "source", source)
+			restore, lowered := aggregator.StartupGCPercent(startupGC)
+			if lowered {
+				ctrl.Log.WithName("setup").Info("Go GC percent until the first pass is done", "percent", startupGC)
+			}
+			cfg.AfterFirstPass = restore
 			if timeBudget <= 0 {
 				return fmt.Errorf("--collector-time-budget %s: must be positive", timeBudget)
 			}
@@ -108,6 +114,8 @@ the workload objects' own .status.`,
 		"soft memory limit of the Go runtime (a quantity, e.g. 900Mi; 0: none) when GOMEMLIMIT is unset; default 90% of the container's cgroup memory limit")
 	f.IntVar(&gcPercent, "gc-percent", aggregator.DefaultGCPercent,
 		"the Go garbage collector's target percentage when GOGC is unset: the heap grows by this much of the live heap between collections (lower: less memory, more collector CPU; negative: off)")
+	f.IntVar(&startupGC, "startup-gc-percent", aggregator.DefaultStartupGCPercent,
+		"the garbage collector's target percentage while the caches fill at start, until every object has been evaluated once (lower than --gc-percent: a lower peak of memory for more collector CPU during the start; 0: --gc-percent from the start)")
 	f.StringVar(&cfg.PprofAddr, "pprof-bind-address", "", "address of the Go profiler's /debug/pprof/ endpoints (empty or 0: off)")
 	f.BoolVar(&cfg.LeaderElection, "leader-elect", false, "elect a leader among replicas (use with more than one replica)")
 	f.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's)")

@@ -69,9 +69,15 @@ func runManager() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", envGCPercent, err)
 	}
-	aggregator.SetGCPercent(gcPercent) // as `statusfold manager --gc-percent`
+	startupGC, err := strconv.Atoi(os.Getenv(envStartupGC))
+	if err != nil {
+		return fmt.Errorf("%s: %w", envStartupGC, err)
+	}
+	aggregator.SetGCPercent(gcPercent)                   // as `statusfold manager --gc-percent`
+	restore, _ := aggregator.StartupGCPercent(startupGC) // and --startup-gc-percent
 	return aggregator.Run(ctx, aggregator.Config{
-		Options:     aggregator.Options{WDSName: WDSName, CoalesceDelay: coalesce, MaxWriteDelay: maxDelay, Workers: workers},
+		Options: aggregator.Options{WDSName: WDSName, CoalesceDelay: coalesce, MaxWriteDelay: maxDelay, Workers: workers,
+			AfterFirstPass: restore},
 		WDS:         cfg,
 		MetricsAddr: os.Getenv(envMetricsAddr),
 		ProbeAddr:   "0",

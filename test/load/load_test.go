@@ -37,6 +37,7 @@ var (
 	flagMaxDelay    = flag.Duration("load.max-write-delay", aggregator.DefaultMaxWriteDelay, "the manager's --max-write-delay (0: pacing off)")
 	flagMgrWorkers  = flag.Int("load.manager-workers", aggregator.DefaultWorkers, "the manager's --workers")
 	flagGCPercent   = flag.Int("load.gc-percent", aggregator.DefaultGCPercent, "the manager's --gc-percent (100: the Go runtime's default)")
+	flagStartupGC   = flag.Int("load.startup-gc-percent", aggregator.DefaultStartupGCPercent, "the manager's --startup-gc-percent (0: --gc-percent from the start)")
 	flagSettle      = flag.Duration("load.settle", 5*time.Minute, "how long statusfold may take to reflect every write of a phase (the initial sync, L1, L2's drain)")
 	flagAPIProfile  = flag.Bool("load.apiserver-profile", false, "run the apiserver with --profiling and take its CPU profiles over L1 and L2")
 	flagConsistency = flag.Bool("load.apiserver-consistency-checks", false, "keep the apiserver's periodic watch-cache consistency check (DetectCacheInconsistency) on: every 5–7.5 min it lists every WorkStatus from etcd, and for ≈20 s at the default size slows whichever phase it lands in")
@@ -63,6 +64,7 @@ type Config struct {
 	MaxWriteDelay                      time.Duration // the manager's --max-write-delay (0: pacing off)
 	ManagerWorkers                     int
 	GCPercent                          int // the manager's --gc-percent
+	StartupGCPercent                   int // the manager's --startup-gc-percent
 	APIServerProfile                   bool
 	APIServerGCTrace                   bool // the apiserver's garbage collections to apiserver-gc.tsv
 	// ConsistencyChecks keeps the apiserver's periodic watch-cache consistency check on (off:
@@ -85,7 +87,7 @@ func TestLoad(t *testing.T) {
 		L1Updates: *flagUpdates, L1Rate: *flagRate, L1Fraction: *flagL1Fraction,
 		IdleFor: *flagIdleFor, MaxRateFor: *flagMaxRateFor, L2For: *flagL2For, Window: *flagWindow, Settle: *flagSettle,
 		CoalesceDelay: *flagCoalesce, MaxWriteDelay: *flagMaxDelay, ManagerWorkers: *flagMgrWorkers, APIServerProfile: *flagAPIProfile,
-		APIServerGCTrace: *flagAPIGCTrace, ConsistencyChecks: *flagConsistency, GCPercent: *flagGCPercent, ProfileDir: *flagProfileDir, ReportPath: *flagReport,
+		APIServerGCTrace: *flagAPIGCTrace, ConsistencyChecks: *flagConsistency, GCPercent: *flagGCPercent, StartupGCPercent: *flagStartupGC, ProfileDir: *flagProfileDir, ReportPath: *flagReport,
 	})
 }
 
@@ -99,7 +101,7 @@ func TestLoadSmoke(t *testing.T) {
 		L1Updates: 100, L1Fraction: 0.1,
 		IdleFor: 2 * time.Second, MaxRateFor: 2 * time.Second, L2For: 6 * time.Second, Window: 2 * time.Second, Settle: time.Minute,
 		CoalesceDelay: aggregator.DefaultCoalesceDelay, MaxWriteDelay: *flagMaxDelay, ManagerWorkers: aggregator.DefaultWorkers,
-		GCPercent: *flagGCPercent, APIServerGCTrace: true,
+		GCPercent: *flagGCPercent, StartupGCPercent: *flagStartupGC, APIServerGCTrace: true,
 	})
 	if rep == nil {
 		return
@@ -133,7 +135,7 @@ func runLoad(t *testing.T, c Config) *Report {
 			WECs: c.WECs, Objects: c.Objects, WorkStatuses: c.WECs * c.Objects, Writers: c.Writers,
 			L1Updates: c.L1Updates, L1Fraction: c.L1Fraction, L2For: c.L2For, Window: c.Window,
 		},
-		Manager: ManagerFlags{CoalesceDelay: c.CoalesceDelay, MaxWriteDelay: c.MaxWriteDelay, Workers: c.ManagerWorkers, GCPercent: c.GCPercent},
+		Manager: ManagerFlags{CoalesceDelay: c.CoalesceDelay, MaxWriteDelay: c.MaxWriteDelay, Workers: c.ManagerWorkers, GCPercent: c.GCPercent, StartupGCPercent: c.StartupGCPercent},
 	}
 	for j := range c.Objects {
 		if fx.IsMulti(j) {
@@ -204,7 +206,7 @@ func runLoad(t *testing.T, c Config) *Report {
 		t.Fatal(err)
 	}
 	defer logFile.Close()
-	mgr, err := StartManager(ctx, ManagerOptions{Kubeconfig: cp.Kubeconfig, CoalesceDelay: c.CoalesceDelay, MaxWriteDelay: c.MaxWriteDelay, Workers: c.ManagerWorkers, GCPercent: c.GCPercent, Log: logFile})
+	mgr, err := StartManager(ctx, ManagerOptions{Kubeconfig: cp.Kubeconfig, CoalesceDelay: c.CoalesceDelay, MaxWriteDelay: c.MaxWriteDelay, Workers: c.ManagerWorkers, GCPercent: c.GCPercent, StartupGCPercent: c.StartupGCPercent, Log: logFile})
 	if err != nil {
 		t.Fatalf("manager: %v", err)
 	}

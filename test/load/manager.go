@@ -31,6 +31,7 @@ const (
 	envWorkers       = "STATUSFOLD_LOAD_WORKERS"
 	envMaxDelay      = "STATUSFOLD_LOAD_MAX_WRITE_DELAY"
 	envGCPercent     = "STATUSFOLD_LOAD_GC_PERCENT"
+	envStartupGC     = "STATUSFOLD_LOAD_STARTUP_GC_PERCENT"
 )
 
 // ManagerProcess is a statusfold manager running as a child process.
@@ -48,9 +49,9 @@ type ManagerOptions struct {
 	CoalesceDelay time.Duration
 	// MaxWriteDelay is the manager's --max-write-delay (0: pacing off).
 	MaxWriteDelay time.Duration
-	// GCPercent is the manager's --gc-percent.
-	GCPercent int
-	Workers   int
+	// GCPercent is the manager's --gc-percent, StartupGCPercent its --startup-gc-percent.
+	GCPercent, StartupGCPercent int
+	Workers                     int
 	// Log receives the manager's output; nil discards it.
 	Log io.Writer
 }
@@ -72,6 +73,7 @@ func StartManager(ctx context.Context, o ManagerOptions) (*ManagerProcess, error
 		envCoalesce+"="+o.CoalesceDelay.String(),
 		envMaxDelay+"="+o.MaxWriteDelay.String(),
 		envGCPercent+"="+strconv.Itoa(o.GCPercent),
+		envStartupGC+"="+strconv.Itoa(o.StartupGCPercent),
 		envWorkers+"="+strconv.Itoa(o.Workers),
 	)
 	if o.Log != nil {

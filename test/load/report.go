@@ -57,6 +57,8 @@ type ManagerFlags struct {
 	MaxWriteDelay time.Duration `json:"maxWriteDelay"`
 	Workers       int           `json:"workers"`
 	GCPercent     int           `json:"gcPercent"`
+	// StartupGCPercent is the manager's --startup-gc-percent (until its first pass is done).
+	StartupGCPercent int `json:"startupGCPercent"`
 }
 
 // Target is one of issue 15's targets: a measured figure, the same run's baseline for it, their
@@ -278,7 +280,7 @@ func (r *Report) PrintTable(out io.Writer) {
 	row := func(k, v string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(v, args...)) }
 	row("size", "%d WECs × %d objects = %d WorkStatuses (%d multi-WEC objects); %d writers", r.Size.WECs, r.Size.Objects, r.Size.WorkStatuses, r.Size.MultiWECObjects, r.Size.Writers)
 	row("machine", "%d CPUs, %s; run took %s, populating %s", r.Machine.CPUs, r.Machine.GoVersion, r.Duration.Round(time.Second), r.Populate.Round(time.Second))
-	row("manager", "--coalesce-delay=%s --max-write-delay=%s --workers=%d --gc-percent=%d", r.Manager.CoalesceDelay, r.Manager.MaxWriteDelay, r.Manager.Workers, r.Manager.GCPercent)
+	row("manager", "--coalesce-delay=%s --max-write-delay=%s --workers=%d --gc-percent=%d --startup-gc-percent=%d", r.Manager.CoalesceDelay, r.Manager.MaxWriteDelay, r.Manager.Workers, r.Manager.GCPercent, r.Manager.StartupGCPercent)
 	if b := r.Baseline; b != nil {
 		row("apiserver: idle", "%.3f s of CPU per s", b.IdleCPUPerSec)
 		row("apiserver: max rate", "%.0f writes/s for %s; RTT %s", b.MaxRate.RatePerSec, b.MaxRate.Duration.Round(time.Millisecond), b.MaxRate.RTT)

@@ -3,7 +3,9 @@ package controller
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -79,7 +81,8 @@ func TestRestartConverges(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	startManager(t, cp, aggregator.Options{})
+	firstPass := make(chan struct{})
+	startManager(t, cp, aggregator.Options{AfterFirstPass: sync.OnceFunc(func() { close(firstPass) })})
 	expectReturn(t, c, d, "3", 2)
 	expectResult(t, c, d, ns, ns, "available-replicas-histogram", [][]string{{"2", "1"}, {"3", "2"}})
 	expectResult(t, c, d, ns, ns, "count-wecs", [][]string{{"3"}})
@@ -92,6 +95,12 @@ func TestRestartConverges(t *testing.T) {
 		}
 		return client.IgnoreNotFound(err)
 	})
+	// The restarted manager's first pass (every object the initial lists queued) is done.
+	select {
+	case <-firstPass:
+	case <-time.After(30 * time.Second):
+		t.Error("Options.AfterFirstPass was not called after the restart converged")
+	}
 	var b controlv1alpha1.Binding
 	if err := c.Get(context.Background(), client.ObjectKey{Name: ns}, &b); err != nil {
 		t.Fatal(err)
