@@ -7,6 +7,7 @@ import (
 	"time"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/policy/compactjson"
 )
 
 // The benchmarks compare the engine (compile once, evaluate prepared programs, incremental table)
@@ -310,14 +311,7 @@ func BenchmarkKubeStellarRows(b *testing.B) {
 // Table that has seen updates).
 func BenchmarkTableBytesPerWEC(b *testing.B) {
 	const n = 1000
-	c := newTestCompiler(b)
-	cols := []*Collector{
-		mustCompile(b, c, statusCollector("load-count", withCount("count"))),
-		mustCompile(b, c, statusCollector("load-histogram", withGroupBy("ready", "returned.status.readyReplicas"), withCount("count"))),
-		mustCompile(b, c, statusCollector("load-not-ready", withFilter("returned.status != null && returned.status.readyReplicas < obj.spec.replicas"),
-			withSelect("wec", "inventory.name"), withSelect("ready", "returned.status.readyReplicas"))),
-		mustCompile(b, c, statusCollector("load-marker", withAgg("seq", max_, "returned.status.replicas"))),
-	}
+	cols := loadCollectors(b)
 	wecs := benchWECs(n)
 	names := make([]string, n)
 	updates := make([]WEC, n)
@@ -355,5 +349,41 @@ func BenchmarkTableBytesPerWEC(b *testing.B) {
 			}
 			b.ReportMetric(perWEC, "B/WEC")
 		})
+	}
+}
+
+// loadCollectors is the load test's collector mix (test/load Collectors).
+func loadCollectors(b *testing.B) []*Collector {
+	c := newTestCompiler(b)
+	return []*Collector{
+		mustCompile(b, c, statusCollector("load-count", withCount("count"))),
+		mustCompile(b, c, statusCollector("load-histogram", withGroupBy("ready", "returned.status.readyReplicas"), withCount("count"))),
+		mustCompile(b, c, statusCollector("load-not-ready", withFilter("returned.status != null && returned.status.readyReplicas < obj.spec.replicas"),
+			withSelect("wec", "inventory.name"), withSelect("ready", "returned.status.readyReplicas"))),
+		mustCompile(b, c, statusCollector("load-marker", withAgg("seq", max_, "returned.status.replicas"))),
+	}
+}
+
+// BenchmarkFirstResultsCompact is a Table's first evaluation of 1,000 WECs whose statuses are
+// compact (as the ITS cache holds them), with the load test's four collectors: each row's status
+// is expanded for its CEL variables, once for all four collectors.
+func BenchmarkFirstResultsCompact(b *testing.B) {
+	const n = 1000
+	cols := loadCollectors(b)
+	wecs := benchWECs(n)
+	names := make([]string, n)
+	for i := range wecs {
+		names[i] = wecs[i].Name
+		wecs[i].Status = compactjson.Compact(wecs[i].Status, nil)
+	}
+	for b.Loop() {
+		t := NewTable(benchObj, cols)
+		t.SetDestinations(names)
+		for _, w := range wecs {
+			t.UpsertWEC(w)
+		}
+		if res := t.Results(); len(res) != len(cols) {
+			b.Fatalf("unexpected result %v", res)
+		}
 	}
 }

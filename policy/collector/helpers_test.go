@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/policy/compactjson"
 )
 
 // Builders for StatusCollectors, in the functional-options style.
@@ -199,6 +200,6 @@ func liveHeap() uint64 {
 // testActivation returns w's CEL variables in t, as a Table builds them for a row.
 func testActivation(t *Table, w WEC) *activation {
 	a := &activation{}
-	a.init(t, w)
+	a.init(t, w, compactjson.Expand(w.Status))
 	return a
 }

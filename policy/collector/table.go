@@ -43,6 +43,7 @@ type Table struct {
 	given      []bool          // aligned with dests: the destination's input was given (UpsertWEC)
 	others     map[string]*WEC // the inputs given of WECs that are not destinations
 	act        activation      // the CEL variables of row actRow (one row is evaluated at a time)
+	expanded   []any           // while Results runs: rows' statuses expanded once for several collectors (expandPending)
 	actRow     int             // -1: act holds no row
 }
 
@@ -190,6 +191,7 @@ func (t *Table) Inputs() iter.Seq[string] {
 // Results returns one result per collector, by collector name, as the CombinedStatus holds them.
 // The results share memory with the Table's cache: do not modify them.
 func (t *Table) Results() []controlv1alpha1.NamedStatusCombination {
+	t.expandPending()
 	out := make([]controlv1alpha1.NamedStatusCombination, len(t.collectors))
 	for i, cs := range t.collectors {
 		if cs.dirty {
@@ -200,6 +202,7 @@ func (t *Table) Results() []controlv1alpha1.NamedStatusCombination {
 		out[i] = cs.result
 	}
 	t.act.release()
+	t.expanded = nil
 	return out
 }
 
@@ -236,7 +239,14 @@ func Evaluate(obj map[string]any, wecs []WEC, collectors []*Collector) []control
 // classifyAny) before the next row's variables replace these.
 func (t *Table) activate(i int) *activation {
 	if t.actRow != i {
-		t.act.init(t, t.rows[i])
+		status := any(nil)
+		if t.expanded != nil {
+			status = t.expanded[i]
+		}
+		if status == nil {
+			status = compactjson.Expand(t.rows[i].Status)
+		}
+		t.act.init(t, t.rows[i], status)
 		t.actRow = i
 	}
 	return &t.act
@@ -291,14 +301,14 @@ var noLabels = map[string]string{}
 
 // init sets an activation's variables (dropping those of its previous row). The activation must
 // not be copied afterwards (its inventory points at its name).
-func (a *activation) init(t *Table, w WEC) {
+func (a *activation) init(t *Table, w WEC, status any) {
 	labels := w.Labels
 	if labels == nil {
 		labels = noLabels
 	}
 	a.t, a.name = t, w.Name
 	a.inventory = fieldsVal{names: &inventoryFields, raw: [2]any{&a.name, labels}, present: [2]bool{true, true}}
-	a.returned = fieldsVal{names: &returnedFields, raw: [2]any{compactjson.Expand(w.Status)}, present: [2]bool{true}}
+	a.returned = fieldsVal{names: &returnedFields, raw: [2]any{status}, present: [2]bool{true}}
 	a.propagation = fieldsVal{names: &propagationFields}
 	if w.LastUpdate != nil && w.Status != nil { // a WEC whose status is null has reported nothing
 		a.propagation.raw[0], a.propagation.present[0] = types.Timestamp{Time: w.LastUpdate.UTC()}, true
@@ -477,13 +487,16 @@ type selectCells struct {
 }
 
 // reset re-evaluates every row.
+// Every row becomes pending: rows are evaluated when results are next read (expandPending builds
+// what the collectors' evaluations of one row share once).
 func (cs *colState) reset(t *Table) {
 	cs.allocRows(len(t.dests))
 	cs.groups = map[string]*group{}
 	cs.errRows = 0
 	for i := range cs.rows {
-		cs.evalRow(t, i)
+		cs.rows[i].pending = true
 	}
+	cs.pending = len(cs.rows)
 	cs.dirty = true
 }
 
@@ -539,6 +552,36 @@ func (cs *colState) update(t *Table, i int) {
 	}
 	cs.clearRow(i)
 	cs.evalRow(t, i)
+}
+
+// expandPending expands, once, the statuses of the rows that more than one collector has pending:
+// each collector evaluates its pending rows in turn (its time budget covers its own rows only),
+// and a row's variables are built again for each, so without it a row's status would be expanded
+// once per collector. Results drops them when it is done.
+func (t *Table) expandPending() {
+	n := 0
+	for _, cs := range t.collectors {
+		if cs.pending > 0 {
+			n++
+		}
+	}
+	if n < 2 {
+		return
+	}
+	for i := range t.dests {
+		if _, compact := t.rows[i].Status.(*compactjson.Object); !compact {
+			continue
+		}
+		for _, cs := range t.collectors {
+			if cs.rows[i].pending {
+				if t.expanded == nil {
+					t.expanded = make([]any, len(t.dests))
+				}
+				t.expanded[i] = compactjson.Expand(t.rows[i].Status)
+				break
+			}
+		}
+	}
 }
 
 // flush evaluates the pending rows.

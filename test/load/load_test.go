@@ -42,6 +42,7 @@ var (
 	flagAPIProfile  = flag.Bool("load.apiserver-profile", false, "run the apiserver with --profiling and take its CPU profiles over L1 and L2")
 	flagConsistency = flag.Bool("load.apiserver-consistency-checks", false, "keep the apiserver's periodic watch-cache consistency check (DetectCacheInconsistency) on: every 5–7.5 min it lists every WorkStatus from etcd, and for ≈20 s at the default size slows whichever phase it lands in")
 	flagAPIGCTrace  = flag.Bool("load.apiserver-gctrace", false, "run the apiserver with GODEBUG=gctrace=1; its garbage collections go to apiserver-gc.tsv in the profile folder")
+	flagSyncProfile = flag.Duration("load.sync-profile", 0, "take the manager's CPU profile for this long from its start (over the initial sync; it must end before L1) into sync-cpu.pprof; 0: none")
 	flagProfileDir  = flag.String("load.profile-dir", "", "write cpu.pprof, heap.pprof and manager.log here (default: a temp folder)")
 )
 
@@ -63,8 +64,9 @@ type Config struct {
 	CoalesceDelay                      time.Duration
 	MaxWriteDelay                      time.Duration // the manager's --max-write-delay (0: pacing off)
 	ManagerWorkers                     int
-	GCPercent                          int // the manager's --gc-percent
-	StartupGCPercent                   int // the manager's --startup-gc-percent
+	GCPercent                          int           // the manager's --gc-percent
+	StartupGCPercent                   int           // the manager's --startup-gc-percent
+	SyncProfile                        time.Duration // the manager's CPU profile from its start (sync-cpu.pprof)
 	APIServerProfile                   bool
 	APIServerGCTrace                   bool // the apiserver's garbage collections to apiserver-gc.tsv
 	// ConsistencyChecks keeps the apiserver's periodic watch-cache consistency check on (off:
@@ -87,7 +89,7 @@ func TestLoad(t *testing.T) {
 		L1Updates: *flagUpdates, L1Rate: *flagRate, L1Fraction: *flagL1Fraction,
 		IdleFor: *flagIdleFor, MaxRateFor: *flagMaxRateFor, L2For: *flagL2For, Window: *flagWindow, Settle: *flagSettle,
 		CoalesceDelay: *flagCoalesce, MaxWriteDelay: *flagMaxDelay, ManagerWorkers: *flagMgrWorkers, APIServerProfile: *flagAPIProfile,
-		APIServerGCTrace: *flagAPIGCTrace, ConsistencyChecks: *flagConsistency, GCPercent: *flagGCPercent, StartupGCPercent: *flagStartupGC, ProfileDir: *flagProfileDir, ReportPath: *flagReport,
+		APIServerGCTrace: *flagAPIGCTrace, ConsistencyChecks: *flagConsistency, GCPercent: *flagGCPercent, StartupGCPercent: *flagStartupGC, SyncProfile: *flagSyncProfile, ProfileDir: *flagProfileDir, ReportPath: *flagReport,
 	})
 }
 
@@ -219,7 +221,7 @@ func runLoad(t *testing.T, c Config) *Report {
 		L1Updates: c.L1Updates, L1Rate: base.L1.RatePerSec, L2For: c.L2For, Window: c.Window,
 		Settle: c.Settle, ProfileDir: profDir, Seed: 1, APIServerPID: apiserverPID, EtcdPID: etcdPID,
 		PlainCPUPerWrite: base.MaxRate.APIServerCPUPerWrite, IdleCPUPerSec: base.IdleCPUPerSec,
-		APIServer: cp.Config, APIServerProfile: apiProfile,
+		APIServer: cp.Config, APIServerProfile: apiProfile, SyncProfile: c.SyncProfile,
 	}, t.Logf)
 	if err != nil {
 		t.Fatalf("statusfold: %v (manager log: %s)", err, logFile.Name())

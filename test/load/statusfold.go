@@ -45,6 +45,9 @@ type StatusfoldConfig struct {
 	// APIServerProfile, when set, reaches an apiserver started with --profiling: its CPU
 	// profiles over L1 and L2 go to ProfileDir/apiserver-l1-cpu.pprof and apiserver-cpu.pprof.
 	APIServerProfile *rest.Config
+	// SyncProfile, when positive, is how long the manager's CPU profile from its start (over the
+	// initial sync) runs; it goes to ProfileDir/sync-cpu.pprof.
+	SyncProfile time.Duration
 }
 
 // StatusfoldResult is what the manager achieves, phase by phase.
@@ -163,8 +166,19 @@ func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc Stat
 	timelineCtx, stopTimeline := context.WithCancel(ctx)
 	defer stopTimeline()
 	go sampleTimeline(timelineCtx, mgr, sc.APIServerPID, sc.EtcdPID, 250*time.Millisecond, filepath.Join(sc.ProfileDir, "timeline.tsv"))
+	syncProf := make(chan error, 1)
+	if secs := int(sc.SyncProfile / time.Second); secs > 0 {
+		go func() {
+			syncProf <- fetch(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", mgr.PprofAddr, secs), filepath.Join(sc.ProfileDir, "sync-cpu.pprof"))
+		}()
+	} else {
+		syncProf <- nil
+	}
 	if err := initialSync(ctx, f, mgr, cs, ret, sc.Settle, &res.L3); err != nil {
 		return nil, err
+	}
+	if err := <-syncProf; err != nil { // before L1: the profile must not overlap a measured phase
+		return nil, fmt.Errorf("the manager's CPU profile over the sync: %w", err)
 	}
 	logf("statusfold: initial sync of %d WorkStatuses took %s (returned statuses %s)",
 		res.L3.WorkStatuses, res.L3.InitialSync.Round(time.Millisecond), res.L3.InitialSyncReturned.Round(time.Millisecond))
