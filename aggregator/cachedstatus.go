@@ -24,8 +24,9 @@ import (
 // compactjson.Expand: one encoded string per status, its field names shared through
 // statusKeySets), and drops the raw JSON; it also interns the strings that repeat across
 // WorkStatuses (mailbox namespaces, object names, labels, sourceRefs), and gives WorkStatuses with
-// the same labels one shared label map. The decoded value is never modified: the engines only read their inputs,
-// ContentClassifier pruning works on an expansion, and a deep copy of the WorkStatus shares it.
+// the same labels one shared label map. The decoded value is never modified: the engines only
+// read their inputs, ContentClassifier pruning works on an expansion, and a deep copy of the
+// WorkStatus shares it.
 
 // maxInternedValue is the longest label or annotation value that is interned: short values
 // repeat across WorkStatuses; long ones are mostly unique, where interning would add the

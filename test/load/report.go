@@ -145,23 +145,26 @@ func (r *Report) Evaluate() {
 type Figure struct {
 	Name  string
 	Value float64
-	// Positive: the figure must be above 0; otherwise it only has to be finite (e.g. a
-	// difference, which noise can make negative).
-	Positive bool
+	// Positive: the figure must be above 0; NonNegative: at least 0 (a CPU time that can
+	// truly be none, such as an idle apiserver's over a short window: CPU time is counted in
+	// 10 ms ticks); otherwise it only has to be finite (e.g. a difference, which noise can make
+	// negative).
+	Positive, NonNegative bool
 }
 
 // Figures lists every number that the targets and the docs' reading of the report need.
 func (r *Report) Figures() []Figure {
 	var fs []Figure
-	pos := func(name string, v float64) { fs = append(fs, Figure{name, v, true}) }
-	fin := func(name string, v float64) { fs = append(fs, Figure{name, v, false}) }
+	pos := func(name string, v float64) { fs = append(fs, Figure{Name: name, Value: v, Positive: true}) }
+	nonneg := func(name string, v float64) { fs = append(fs, Figure{Name: name, Value: v, NonNegative: true}) }
+	fin := func(name string, v float64) { fs = append(fs, Figure{Name: name, Value: v}) }
 	dur := func(name string, d time.Duration) { pos(name, d.Seconds()) }
 	lat := func(name string, l Latency) {
 		pos(name+" samples", float64(l.Count))
 		dur(name+" p99", l.P99)
 	}
 	if b := r.Baseline; b != nil {
-		pos("baseline apiserver idle CPU", b.IdleCPUPerSec)
+		nonneg("baseline apiserver idle CPU", b.IdleCPUPerSec)
 		pos("baseline max rate", b.MaxRate.RatePerSec)
 		lat("baseline write RTT at max rate", b.MaxRate.RTT)
 		lat("baseline write→watch at max rate", b.MaxRate.WriteToWatch)
@@ -195,7 +198,7 @@ func (r *Report) Figures() []Figure {
 		pos("L2 sustained rate", s.L2.SustainedRatePerSec)
 		cost("L2", s.L2.Cost)
 		fin("L2 apiserver CPU added per update", s.L2.APIServerCPUAddedPerUpdate.Seconds())
-		dur("L2 apiserver idle CPU per update", s.L2.APIServerIdleCPUPerUpdate)
+		nonneg("L2 apiserver idle CPU per update", s.L2.APIServerIdleCPUPerUpdate.Seconds())
 		dur("L3 initial sync", s.L3.InitialSync)
 		dur("L3 initial sync of returned statuses", s.L3.InitialSyncReturned)
 		pos("L3 peak RSS", float64(s.L3.PeakRSS))
@@ -220,7 +223,7 @@ func (r *Report) Figures() []Figure {
 func (r *Report) Incomplete() []string {
 	var out []string
 	for _, f := range r.Figures() {
-		if math.IsNaN(f.Value) || math.IsInf(f.Value, 0) || (f.Positive && f.Value <= 0) {
+		if math.IsNaN(f.Value) || math.IsInf(f.Value, 0) || (f.Positive && f.Value <= 0) || (f.NonNegative && f.Value < 0) {
 			out = append(out, fmt.Sprintf("%s = %v", f.Name, f.Value))
 		}
 	}

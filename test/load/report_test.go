@@ -97,6 +97,7 @@ func TestIncomplete(t *testing.T) {
 		{"no windows", func(r *Report) { r.Statusfold.L2.Windows = nil }, "L2 windows"},
 		{"no peak RSS", func(r *Report) { r.Statusfold.L3.PeakRSS = 0 }, "L3 peak RSS"},
 		{"no statusfold", func(r *Report) { r.Statusfold = nil }, "statusfold"},
+		{"negative idle CPU", func(r *Report) { r.Baseline.IdleCPUPerSec = -0.01 }, "baseline apiserver idle CPU"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,5 +109,17 @@ func TestIncomplete(t *testing.T) {
 				t.Errorf("Incomplete() = %v, want an entry about %q", missing, tt.want)
 			}
 		})
+	}
+}
+
+// TestIdleCPUMayBeNone: an idle apiserver can use no CPU tick over a short idle window (the
+// smoke test's 2 s); the report is complete then.
+func TestIdleCPUMayBeNone(t *testing.T) {
+	r := completeReport()
+	r.Baseline.IdleCPUPerSec = 0
+	r.Statusfold.L2.APIServerIdleCPUPerUpdate = 0
+	r.Evaluate()
+	if missing := r.Incomplete(); len(missing) > 0 {
+		t.Errorf("a report with no idle CPU is incomplete: %v", missing)
 	}
 }
