@@ -328,14 +328,7 @@ func BenchmarkTableBytesPerWEC(b *testing.B) {
 			var perWEC float64
 			for b.Loop() {
 				before := liveHeap()
-				t := NewTable(benchObj, cols)
-				t.SetDestinations(names)
-				for _, w := range wecs {
-					t.UpsertWEC(w)
-				}
-				if res := t.Results(); len(res) != len(cols) {
-					b.Fatalf("unexpected result %v", res)
-				}
+				t := firstResults(b, cols, names, wecs)
 				if updated {
 					for _, w := range updates {
 						t.UpsertWEC(w)
@@ -377,13 +370,20 @@ func BenchmarkFirstResultsCompact(b *testing.B) {
 		wecs[i].Status = compactjson.Compact(wecs[i].Status, nil)
 	}
 	for b.Loop() {
-		t := NewTable(benchObj, cols)
-		t.SetDestinations(names)
-		for _, w := range wecs {
-			t.UpsertWEC(w)
-		}
-		if res := t.Results(); len(res) != len(cols) {
-			b.Fatalf("unexpected result %v", res)
-		}
+		firstResults(b, cols, names, wecs)
 	}
+}
+
+// firstResults returns a Table of benchObj, the collectors and the WECs (names: theirs), its
+// results read once.
+func firstResults(b *testing.B, cols []*Collector, names []string, wecs []WEC) *Table {
+	t := NewTable(benchObj, cols)
+	t.SetDestinations(names)
+	for _, w := range wecs {
+		t.UpsertWEC(w)
+	}
+	if res := t.Results(); len(res) != len(cols) {
+		b.Fatalf("unexpected result %v", res)
+	}
+	return t
 }

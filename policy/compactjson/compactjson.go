@@ -107,18 +107,8 @@ func (s *KeySets) get(names []string) *keySet {
 		h.WriteString(n)
 		h.WriteByte(0)
 	}
-	sum := h.Sum64()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, ks := range s.m[sum] {
-		if slices.Equal(ks.names, names) {
-			return ks
-		}
-	}
-	s.reserve()
-	ks := &keySet{names: slices.Clone(names)}
-	s.m[sum] = append(s.m[sum], ks)
-	return ks
+	return held(s, s.m, h.Sum64(), func(ks *keySet) bool { return slices.Equal(ks.names, names) },
+		func() *keySet { return &keySet{names: slices.Clone(names)} })
 }
 
 // shape returns the shared ext of values whose objects have the key sets sets (not retained),
@@ -132,18 +122,24 @@ func (s *KeySets) shape(sets []*keySet) *ext {
 	for _, ks := range sets {
 		maphash.WriteComparable(&h, ks)
 	}
-	sum := h.Sum64()
+	return held(s, s.shapes, h.Sum64(), func(e *ext) bool { return slices.Equal(e.sets, sets) },
+		func() *ext { return &ext{sets: slices.Clone(sets)} })
+}
+
+X
+// one that mk returns when there is none.
+func held[T any](s *KeySets, m map[uint64][]*T, sum uint64, equal func(*T) bool, mk func() *T) *T {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, e := range s.shapes[sum] {
-		if slices.Equal(e.sets, sets) {
-			return e
+	for _, v := range m[sum] {
+		if equal(v) {
+			return v
 		}
 	}
-	s.reserve()
-	e := &ext{sets: slices.Clone(sets)}
-	s.shapes[sum] = append(s.shapes[sum], e)
-	return e
+	s.reserve() // may clear m (and the other table), which stays the same map
+	v := mk()
+	m[sum] = append(m[sum], v)
+	return v
 }
 
 // Len returns the number of key sets and shapes held.
