@@ -126,8 +126,8 @@ func (s *KeySets) shape(sets []*keySet) *ext {
 		func() *ext { return &ext{sets: slices.Clone(sets)} })
 }
 
-X
-// one that mk returns when there is none.
+// held returns the entry of m (one of s's tables) under hash sum that is equal (equal), adding
+// the one that mk returns when there is none.
 func held[T any](s *KeySets, m map[uint64][]*T, sum uint64, equal func(*T) bool, mk func() *T) *T {
 	s.mu.Lock()
 	defer s.mu.Unlock()
