@@ -54,7 +54,7 @@ func (x *wecIndex) remove(ws *controlv1alpha1.WorkStatus) {
 	e := x.entry(WorkStatusObject(ws))
 	wec := ws.Namespace
 	if list, ok := e.more[wec]; ok {
-		if i := slices.IndexFunc(list, func(w *controlv1alpha1.WorkStatus) bool { return w.Name == ws.Name }); i >= 0 {
+		if i := indexNamed(list, ws.Name); i >= 0 {
 			list = slices.Concat(list[:i], list[i+1:]) // a new slice: readers may hold the old one
 		}
 		if len(list) == 1 {
@@ -77,7 +77,7 @@ func (x *wecIndex) upsert(ws *controlv1alpha1.WorkStatus) {
 	wec := ws.Namespace
 	if list, ok := e.more[wec]; ok {
 		// A new slice: readers may hold the old one.
-		if i := slices.IndexFunc(list, func(w *controlv1alpha1.WorkStatus) bool { return w.Name == ws.Name }); i >= 0 {
+		if i := indexNamed(list, ws.Name); i >= 0 {
 			list = slices.Clone(list)
 			list[i] = ws
 		} else {
@@ -105,6 +105,11 @@ func (x *wecIndex) update(o, n *controlv1alpha1.WorkStatus) {
 	if n != nil {
 		x.upsert(n)
 	}
+}
+
+// indexNamed returns the index of the WorkStatus named name in list, or -1.
+func indexNamed(list []*controlv1alpha1.WorkStatus, name string) int {
+	return slices.IndexFunc(list, func(w *controlv1alpha1.WorkStatus) bool { return w.Name == name })
 }
 
 // smallDirty is the most changed WECs of an object whose map take clears for reuse.
