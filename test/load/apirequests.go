@@ -159,3 +159,26 @@ func formatRequests(rs []RequestCount, n int) string {
 	}
 	return b.String()
 }
+
+// apiserverAllocated reads the bytes the apiserver's Go runtime has allocated since it started
+// (go_memstats_alloc_bytes_total): the difference over a phase is the garbage its requests made.
+func apiserverAllocated(ctx context.Context, cfg *rest.Config) (float64, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return 0, err
+	}
+	b, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").Timeout(30 * time.Second).DoRaw(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("apiserver metrics: %w", err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(b))
+	if err != nil {
+		return 0, fmt.Errorf("apiserver metrics: %w", err)
+	}
+	ms := fams["go_memstats_alloc_bytes_total"].GetMetric()
+	if len(ms) != 1 {
+		return 0, fmt.Errorf("apiserver metrics: %d go_memstats_alloc_bytes_total samples, want 1", len(ms))
+	}
+	return ms[0].GetCounter().GetValue(), nil
+}
