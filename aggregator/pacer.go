@@ -29,8 +29,9 @@ import (
 //     serve too).
 //   - SetQueueDepth: the number of keys waiting for a worker (ready keys, not those waiting out
 //     their delay).
-//   - Delay (each call a request: an update of the key) and Taken (a worker took the key: the
-//     requests so far are served): the key's request rate and its first request not yet served.
+//   - Delay and Held (each call a request: an update of the key; Held for one made while the
+//     key is processed), Taken (a worker took the key: the requests so far are served) and Wait
+//     (the key is done, with requests held): the key's request rate and its wait (see "Output").
 //
 // # Signals
 //
@@ -70,9 +71,9 @@ import (
 //
 // # Output
 //
-// Delay(key, now) = max(0, lastWrite(key) + D − now), lastWrite being the start of the key's
-// last write: 0 for a key not written within D, so an isolated update is never delayed, and at
-// most MaxDelay after a key's last write started, whatever the load, so a key's writes start at
+// Delay(key, now) = max(0, lastWrite(key) + D − now), lastWrite being the start of the key's last
+// write: 0 for a key not written within D, so an isolated update is never delayed, and at most
+// MaxDelay after a key's last write started, whatever the load, so a paced key's writes start at
 // least D apart and no update waits more than D for its key to be evaluated (one that arrives
 // while a write is under way waits out what is left of D since that write started). Every key is
 // paced by the same D from its own last write: a key updated often cannot take the write budget
@@ -88,8 +89,8 @@ import (
 // short of CPU for a few seconds (its garbage collection) D rose to its cap on the write latency
 // and the waits set L1's p99; keys updated often (full speed: 2.2–2.9 per second) keep their
 // waits. MinFold was 0.5 until 2026-11-27, with the light-load rate of ≈0.5 per second on that
-// threshold: about half of the keys waited whenever the latency raised D (see below). A key with
-// fewer than two requests seen has no rate yet and is not delayed.
+// threshold: about half of the keys waited whenever the latency raised D (docs/performance.md,
+// "Ninth round"). A key with fewer than two requests seen has no rate yet and is not delayed.
 //
 // Whether a key waits is decided once per wait, at its first request not yet taken by a worker
 // (Taken), and every later request until the key is taken gets what is left of the same wait,
@@ -379,11 +380,7 @@ func (p *Pacer[K]) Wait(key K, now time.Time) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.advance(now)
-	var rate float64
-	if r := p.reqs[key]; r.ivl > 0 {
-		rate = 1 / r.ivl.Seconds()
-	}
-	return p.wait(key, now, rate)
+	return p.wait(key, now, p.reqs[key].rate())
 }
 
 // pendingRequests is what a key's requests not yet taken by a worker decided: whether they wait
@@ -451,6 +448,11 @@ func (p *Pacer[K]) request(key K, now time.Time) float64 {
 		r.at = now
 	}
 	p.reqs[key] = r
+	return r.rate()
+}
+
+// rate is the request rate per second (0: not known yet).
+func (r keyRequests) rate() float64 {
 	if r.ivl <= 0 {
 		return 0
 	}
