@@ -11,13 +11,9 @@ import (
 )
 
 func newTestPacedQueue(t *testing.T, delay time.Duration) (*coalescingQueue[string], *testingclock.FakeClock) {
-	return newTestPacedQueueWith(t, delay, PacerOptions{})
-}
-
-func newTestPacedQueueWith(t *testing.T, delay time.Duration, o PacerOptions) (*coalescingQueue[string], *testingclock.FakeClock) {
 	t.Helper()
 	clk := testingclock.NewFakeClock(pacerT0)
-	q := newPacedCoalescingQueue("test_paced_"+t.Name(), delay, NewPacer[string](o), clk)
+	q := newPacedCoalescingQueue("test_paced_"+t.Name(), delay, NewPacer[string](PacerOptions{}), clk)
 	t.Cleanup(q.ShutDown)
 	return q, clk
 }
@@ -95,103 +91,6 @@ func TestPacedQueue(t *testing.T) {
 	q.Done("a")
 	if q.Len() != 0 {
 		t.Fatalf("after the paced item: Len = %d, want 0 (two Adds were one item)", q.Len())
-	}
-}
-
-// TestPacedQueueAddWhileProcessing: an update of a key being processed is held until the key is
-// done; then, when idle, the key is queued at once, and under pressure it waits out what is left
-// of the Pacer's delay since the write that processing made started, instead of being evaluated
-// again the moment the write ends (the workqueue's own rule, which wrote a key twice within one
-// write's latency).
-func TestPacedQueueAddWhileProcessing(t *testing.T) {
-	q, clk := newTestPacedQueueWith(t, 0, PacerOptions{MinFold: -1})
-	q.Add("a")
-	k, _ := q.Get()
-	q.Add("a")
-	if q.Len() != 0 {
-		t.Fatalf("Add while processing: Len = %d, want 0 (held until Done)", q.Len())
-	}
-	observe(q, clk, k, 10*time.Millisecond, nil)
-	q.Done(k)
-	if q.Len() != 1 {
-		t.Fatalf("idle, Done after an Add while processing: Len = %d, want 1 (queued at once)", q.Len())
-	}
-	k, _ = q.Get()
-	q.Done(k)
-
-	for range 200 { // 2 s of 429s: D grows to the cap
-		observe(q, clk, "x", 10*time.Millisecond, apierrors.NewTooManyRequests("busy", 1))
-	}
-	q.Add("b") // never written: ready at once
-	k, _ = q.Get()
-	if k != "b" {
-		t.Fatalf("Get = %q, want b", k)
-	}
-	clk.Step(50 * time.Millisecond)
-	q.Add("b") // the update to pace
-	written := clk.Now()
-	observe(q, clk, "b", 100*time.Millisecond, nil) // a write from written to 100 ms later
-	q.Done("b")
-	d := q.pacer.State(clk.Now()).Delay
-	if d <= 100*time.Millisecond {
-		t.Fatalf("D = %s, want the load to hold it high", d)
-	}
-	if q.Len() != 0 {
-		t.Fatalf("under load, Done after an Add while processing: Len = %d, want 0 (waiting out D)", q.Len())
-	}
-	readyAt := written.Add(d)
-	clk.SetTime(readyAt.Add(-time.Millisecond))
-	time.Sleep(20 * time.Millisecond)
-	if q.Len() != 0 {
-		t.Fatalf("b is ready %s before D has passed since its write started", time.Millisecond)
-	}
-	clk.SetTime(readyAt)
-	eventuallyLen(t, q, 1)
-}
-
-// TestPacedQueueOneEvaluationPerWait: under load, a key updated every 100 ms after its write is
-// taken once, D after that write started, and not again until a later update: every update of the wait
-// asks for the same time. (Before, each update's wait was judged on what was left of it, so an
-// update shortly before the end found the rest not worth waiting and queued the key at once,
-// and the delaying queue's timer of the first update queued it a second time later.)
-func TestPacedQueueOneEvaluationPerWait(t *testing.T) {
-	q, clk := newTestPacedQueue(t, 0)
-	for range 200 { // 2 s of 429s: D at the cap
-		observe(q, clk, "x", 10*time.Millisecond, apierrors.NewTooManyRequests("busy", 1))
-	}
-	q.Add("a") // never written: ready at once
-	k, _ := q.Get()
-	written := clk.Now()
-	observe(q, clk, k, 10*time.Millisecond, nil)
-	q.Done(k)
-	d := q.pacer.State(written).Delay
-	if d != DefaultPacerMaxDelay {
-		t.Fatalf("D = %s, want the cap", d)
-	}
-	for clk.Now().Add(100 * time.Millisecond).Before(written.Add(d)) {
-		clk.Step(100 * time.Millisecond)
-		q.Add("a")
-		time.Sleep(time.Millisecond)
-		if q.Len() != 0 {
-			t.Fatalf("%s after its write: a is ready, want it to wait until %s", clk.Now().Sub(written), d)
-		}
-	}
-	// an update 10 ms before the end: what is left would fold ≈0.1 update, but the wait is decided
-	clk.SetTime(written.Add(d - 10*time.Millisecond))
-	q.Add("a")
-	time.Sleep(time.Millisecond)
-	if q.Len() != 0 {
-		t.Fatalf("an update 10 ms before the end of the wait made a ready at once")
-	}
-	clk.SetTime(written.Add(d))
-	eventuallyLen(t, q, 1)
-	k, _ = q.Get()
-	observe(q, clk, k, 10*time.Millisecond, nil)
-	q.Done(k)
-	clk.Step(500 * time.Millisecond) // past any timer left by the wait's updates
-	time.Sleep(20 * time.Millisecond)
-	if q.Len() != 0 {
-		t.Errorf("a is ready again without an update: a second evaluation of the same updates")
 	}
 }
 

@@ -25,13 +25,9 @@ import (
 //   - ObserveWrite: each write's kind (WriteKind), start and end and its outcome. A successful
 //     write's latency feeds its kind's latency floor and latency EWMA; an overload outcome (429,
 //     503, 504, a timeout; see OutcomeOf) feeds the overload rate; every outcome sets the key's
-//     last write time, the write's start (a failed write is an attempt the apiserver had to
-//     serve too).
+//     last write time (a failed write is an attempt the apiserver had to serve too).
 //   - SetQueueDepth: the number of keys waiting for a worker (ready keys, not those waiting out
 //     their delay).
-//   - Delay and Held (each call a request: an update of the key; Held for one made while the
-//     key is processed), Taken (a worker took the key: the requests so far are served) and Wait
-//     (the key is done, with requests held): the key's request rate and its wait (see "Output").
 //
 // # Signals
 //
@@ -71,48 +67,23 @@ import (
 //
 // # Output
 //
-// Delay(key, now) = max(0, lastWrite(key) + D − now), lastWrite being the start of the key's last
-// write: 0 for a key not written within D, so an isolated update is never delayed, and at most
-// MaxDelay after a key's last write started, whatever the load, so a paced key's writes start at
-// least D apart and no update waits more than D for its key to be evaluated (one that arrives
-// while a write is under way waits out what is left of D since that write started). Every key is
-// paced by the same D from its own last write: a key updated often cannot take the write budget
-// of a key updated rarely (which is written at once).
+// Delay(key, now) = max(0, lastWrite(key) + D − now): 0 for a key not written within D, so an
+// isolated update is never delayed, and at most MaxDelay after a key's last write, whatever the
+// load, so staleness stays bounded by MaxDelay plus the wait for a worker and one write's
+// latency. Every key is paced by
+// the same D from its own last write: a key updated often cannot take the write budget of a
+// key updated rarely (which is written at once).
 //
 // A wait is made only when it is worth its latency: when it is expected to fold at least
-// MinFold (1) further update into the key's write — to save a write — by the key's own request
-// rate λ (each Delay or Held call is a request; λ is the inverse of an EWMA of the intervals
-// between them), that is when λ · wait ≥ MinFold; otherwise Delay returns 0 and the key is
-// written at once. A key updated about once a second or less often gains little from waiting
-// even at D's cap: at 10 % of the load test's plain maximum rate (≈0.5 updates per object per
-// second) D at 1 s still left 0.96 CombinedStatus writes per update, and when the apiserver was
-// short of CPU for a few seconds (its garbage collection) D rose to its cap on the write latency
-// and the waits set L1's p99; keys updated often (full speed: 2.2–2.9 per second) keep their
-// waits. MinFold was 0.5 until 2026-11-27, with the light-load rate of ≈0.5 per second on that
-// threshold: about half of the keys waited whenever the latency raised D (docs/performance.md,
-// "Ninth round"). A key with fewer than two requests seen has no rate yet and is not delayed.
-//
-// Whether a key waits is decided once per wait, at its first request not yet taken by a worker
-// (Taken), and every later request until the key is taken gets what is left of the same wait,
-// so that they all ask for the same time. A request made while the key is being processed (its
-// evaluation and writes under way) is not served by that evaluation: the queue holds it (Held:
-// counted, not decided yet) until the key is done, then asks Wait, which decides from the write
-// just made and returns the wait as Delay does, without counting another request. Until
-// 2026-11-27 each request was judged on its own, a wait ran from the end of the last write, and
-// a request during processing was the workqueue's to requeue the moment the key was done: a
-// request shortly before the end of a wait found the rest not worth waiting and queued the key
-// at once while the delaying queue still held the wait's timer, which queued it a second time,
-// and an update during a slow write was evaluated again as soon as the write ended. At the load
-// test's full speed that made 1.22–1.33 evaluations per object per second with D at 1 s
-// (TestPacedQueueOneEvaluationPerWait and TestPacedQueueAddWhileProcessing pin the fix).
-//
-// (Counting the wait from the key's first update not yet taken instead of from its last write
-// folds more updates into each write for the same bound on any one update's wait — D + 1/λ
-// between writes instead of D — and was measured on 2026-11-27: 0.30 CombinedStatus writes per
-// update at the load test's full speed instead of 0.37, but the first update of every write
-// then waits all of D, so a window's p99 staleness is D plus the write latency's tail instead of
-// D plus its median: L2's worst window rose from 1.7–1.9 s to 2.06 s in that run, and the
-// apiserver CPU per update did not fall with the writes. The wait from the last write stays.)
+// MinFold (0.5) further updates into the key's write, by the key's own request rate λ (each
+// Delay call is a request; λ is the inverse of an EWMA of the intervals between them), that is
+// when λ · wait ≥ MinFold; otherwise Delay returns 0 and the key is written at once. A key
+// updated every 2 s or less often gains little from waiting even at D's cap: at 10 % of the
+// load test's plain maximum rate (≈0.55 updates per object per second) D at 1 s still left
+// 0.96 CombinedStatus writes per update, and when the apiserver was short of CPU for tens of
+// seconds (its garbage collection) D rose to its cap on the write latency and set L1's p99 at
+// ≈1 s; keys updated often (full speed: ≈2.7 per second) keep their waits. A key with fewer
+// than two requests seen has no rate yet and is not delayed.
 //
 // # Recovery
 //
@@ -132,8 +103,7 @@ type Pacer[K comparable] struct {
 	o PacerOptions
 
 	mu       sync.Mutex
-	last     map[K]time.Time       // key → start of its last write
-	pending  map[K]pendingRequests // key → its requests not yet taken by a worker
+	last     map[K]time.Time // key → end of its last write
 	reqs     map[K]keyRequests
 	delay    time.Duration // D
 	advanced time.Time     // when D was last advanced
@@ -150,7 +120,7 @@ type Pacer[K comparable] struct {
 
 // PacerOptions configure a Pacer. Zero fields take the defaults below.
 type PacerOptions struct {
-	// MaxDelay caps D: no key waits longer than this after its last write started. Default 1 s.
+	// MaxDelay caps D: no key waits longer than this after its last write. Default 1 s.
 	MaxDelay time.Duration
 	// MinDelay is the smallest non-zero D: growth starts from it, decay below it ends at 0.
 	// Default 10 ms.
@@ -171,7 +141,7 @@ type PacerOptions struct {
 	// DecayHalving the time in which it halves when idle (default 250 ms; see "Recovery").
 	GrowthDoubling, DecayHalving time.Duration
 	// MinFold is the least number of updates a key's wait is expected to fold into its next
-	// write for the key to wait at all (see "Output"). Default 1; negative: every key waits
+	// write for the key to wait at all (see "Output"). Default 0.5; negative: every key waits
 	// out D.
 	MinFold float64
 }
@@ -189,7 +159,7 @@ const (
 	defaultPacerSmooth   = 500 * time.Millisecond
 	defaultPacerGrowth   = 250 * time.Millisecond
 	defaultPacerDecay    = 250 * time.Millisecond
-	defaultPacerMinFold  = 1.0
+	defaultPacerMinFold  = 0.5
 
 	// requestGapMin: requests for one key closer together than this are one request (the
 	// events of one change); requestGapMax caps one gap in the per-key interval average.
@@ -237,7 +207,7 @@ func (o *PacerOptions) defaults() {
 // NewPacer returns a Pacer with D = 0.
 func NewPacer[K comparable](o PacerOptions) *Pacer[K] {
 	o.defaults()
-	return &Pacer[K]{o: o, last: map[K]time.Time{}, pending: map[K]pendingRequests{}, reqs: map[K]keyRequests{}}
+	return &Pacer[K]{o: o, last: map[K]time.Time{}, reqs: map[K]keyRequests{}}
 }
 
 // WriteKind is the kind of a paced write; each kind has its own latency floor and EWMA.
@@ -292,8 +262,8 @@ func (p *Pacer[K]) ObserveWrite(key K, kind WriteKind, start, end time.Time, out
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.advance(end)
-	if prev, ok := p.last[key]; !ok || start.After(prev) {
-		p.last[key] = start
+	if prev, ok := p.last[key]; !ok || end.After(prev) {
+		p.last[key] = end
 	}
 	over := 0.0
 	switch outcome {
@@ -321,11 +291,6 @@ func (p *Pacer[K]) ObserveWrite(key K, kind WriteKind, start, end time.Time, out
 				delete(p.reqs, k)
 			}
 		}
-		for k, r := range p.pending { // a key dropped from the queue unprocessed (shutdown)
-			if end.Sub(r.first) > requestGapMax {
-				delete(p.pending, k)
-			}
-		}
 	}
 }
 
@@ -351,77 +316,21 @@ func (p *Pacer[K]) depthAverage(now time.Time) float64 {
 //
 // Each call is taken as a request for key (an update to fold into its next write): calls feed
 // the key's request rate (keyRequests), and a wait that is expected to fold fewer than MinFold
-// further updates is not made (0 is returned). Whether the key waits is decided at its first
-// request not yet taken by a worker, for all of them (see "Output").
+// further updates is not made (0 is returned).
 func (p *Pacer[K]) Delay(key K, now time.Time) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.advance(now)
 	rate := p.request(key, now)
-	return p.wait(key, now, rate)
-}
-
-// Held records a request for key made while a worker processes it: it will not be served by
-// that processing, and whether it waits is decided when the key is done (Wait), once that
-// processing's writes are known.
-func (p *Pacer[K]) Held(key K, now time.Time) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.advance(now)
-	p.request(key, now)
-	if _, ok := p.pending[key]; !ok {
-		p.pending[key] = pendingRequests{first: now, held: true}
-	}
-}
-
-// Wait is Delay for requests already made (those Held while the key was processed): it counts
-// no request.
-func (p *Pacer[K]) Wait(key K, now time.Time) time.Duration {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.advance(now)
-	return p.wait(key, now, p.reqs[key].rate())
-}
-
-// pendingRequests is what a key's requests not yet taken by a worker decided: whether they wait
-// (decided once, at the first, so that every request of one wait asks for the same time: a
-// request that decided otherwise would queue the key at once while the delaying queue still
-// holds the wait's timer, which then queues it a second time), and when the first came.
-type pendingRequests struct {
-	first time.Time
-	held  bool // not decided yet: made while the key was processed (Held)
-	paced bool
-}
-
-// wait is the wait of key at now, whose request rate is rate (0: unknown): it decides at the
-// key's first request not yet taken (or, for requests Held, now) whether the key waits — it
-// was written within D, and what is left of D since that write is expected to fold at least
-// MinFold further updates — and then returns what is left of D since the key's last write.
-func (p *Pacer[K]) wait(key K, now time.Time, rate float64) time.Duration {
-	last, written := p.last[key]
-	left := min(max(last.Add(p.delay).Sub(now), 0), p.o.MaxDelay)
-	r, ok := p.pending[key]
-	if !ok || r.held {
-		if !ok {
-			r.first = now
-		}
-		r.held = false
-		r.paced = written && left > 0 && (p.o.MinFold <= 0 || rate*left.Seconds() >= p.o.MinFold)
-		p.pending[key] = r
-	}
-	if !r.paced {
+	last, ok := p.last[key]
+	if !ok || p.delay == 0 {
 		return 0
 	}
-	return left
-}
-
-// Taken records that a worker took key at now: its requests so far are served by that
-// evaluation, and the next one starts a new wait.
-func (p *Pacer[K]) Taken(key K, now time.Time) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.advance(now)
-	delete(p.pending, key)
+	wait := min(max(last.Add(p.delay).Sub(now), 0), p.o.MaxDelay)
+	if p.o.MinFold > 0 && rate*wait.Seconds() < p.o.MinFold {
+		return 0
+	}
+	return wait
 }
 
 // keyRequests is one key's request rate: the time of its last request and the average interval
@@ -448,11 +357,6 @@ func (p *Pacer[K]) request(key K, now time.Time) float64 {
 		r.at = now
 	}
 	p.reqs[key] = r
-	return r.rate()
-}
-
-// rate is the request rate per second (0: not known yet).
-func (r keyRequests) rate() float64 {
 	if r.ivl <= 0 {
 		return 0
 	}
@@ -464,7 +368,6 @@ func (p *Pacer[K]) Forget(key K) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.last, key)
-	delete(p.pending, key)
 	delete(p.reqs, key)
 }
 

@@ -29,15 +29,14 @@ func newPacerDriver(o PacerOptions, keys int) *pacerDriver {
 
 func pkey(i int) string { return fmt.Sprintf("k%d", i) }
 
-// run writes, one every `every`, each taking latency, with the given outcome, for d (each key
-// taken by a worker when its write starts); after each write it calls check (if not nil).
+// run writes, one every `every`, each taking latency, with the given outcome, for d; after
+// each write it calls check (if not nil).
 func (d *pacerDriver) run(dur, every, latency time.Duration, outcome WriteOutcome, check func()) {
 	end := d.now.Add(dur)
 	for d.now.Before(end) {
 		d.now = d.now.Add(every)
 		k := pkey(d.n % d.keys)
 		d.n++
-		d.p.Taken(k, d.now.Add(-latency))
 		d.p.ObserveWrite(k, WriteCombinedStatus, d.now.Add(-latency), d.now, outcome)
 		if check != nil {
 			check()
@@ -106,9 +105,8 @@ func TestPacerGrowsToCapAndNotBeyond(t *testing.T) {
 	if reached < 0 || reached > 2500*time.Millisecond {
 		t.Fatalf("D reached the cap after %s, want within 2.5 s (state %+v)", reached, d.p.State(d.now))
 	}
-	// the write just made took 100 ms: what is left of the cap since it started
-	if got, want := d.p.Delay(pkey((d.n-1)%d.keys), d.now), o.MaxDelay-100*time.Millisecond; got != want {
-		t.Errorf("Delay of the key just written = %s, want the cap less the write's 100 ms, %s", got, want)
+	if got := d.p.Delay(pkey((d.n-1)%d.keys), d.now); got != o.MaxDelay {
+		t.Errorf("Delay of the key just written = %s, want the cap %s", got, o.MaxDelay)
 	}
 }
 
@@ -193,7 +191,6 @@ func TestPacerFloorPerKindAndRobust(t *testing.T) {
 	t.Logf("D back at 0 after %s", zeroAt())
 }
 
-// A key never waits longer than the cap after its last write started.
 func TestPacerKeyNeverWaitsMoreThanCapAfterItsLastWrite(t *testing.T) {
 	o := PacerOptions{MaxDelay: 700 * time.Millisecond}
 	d := newPacerDriver(o, 7)
@@ -201,7 +198,7 @@ func TestPacerKeyNeverWaitsMoreThanCapAfterItsLastWrite(t *testing.T) {
 	lastWrite := map[string]time.Time{}
 	d.run(20*time.Second, 3*time.Millisecond, 90*time.Millisecond, WriteSucceeded, func() {
 		k := pkey((d.n - 1) % d.keys)
-		lastWrite[k] = d.now.Add(-90 * time.Millisecond) // its start
+		lastWrite[k] = d.now
 		for i := range d.keys {
 			// asked at several points after each key's last write
 			for _, ahead := range []time.Duration{0, time.Millisecond, 300 * time.Millisecond} {
@@ -243,10 +240,8 @@ func TestPacerFairness(t *testing.T) {
 		d.p.Delay(k, at.Add(-200*time.Millisecond))
 		d.p.Delay(k, at.Add(-100*time.Millisecond))
 	}
-	for _, k := range []string{"a", "b"} {
-		d.p.Taken(k, at.Add(-time.Millisecond))
-		d.p.ObserveWrite(k, WriteCombinedStatus, at.Add(-time.Millisecond), at, WriteSucceeded)
-	}
+	d.p.ObserveWrite("a", WriteCombinedStatus, at.Add(-time.Millisecond), at, WriteSucceeded)
+	d.p.ObserveWrite("b", WriteCombinedStatus, at.Add(-time.Millisecond), at, WriteSucceeded)
 	if a, b := d.p.Delay("a", at), d.p.Delay("b", at); a != b || a == 0 {
 		t.Errorf("keys written at the same time: Delay %s and %s, want equal and > 0", a, b)
 	}
@@ -429,7 +424,6 @@ func TestPacerMinFold(t *testing.T) {
 			for i := n; i > 0; i-- {
 				d.p.Delay(k, written.Add(-time.Duration(i)*every))
 			}
-			d.p.Taken(k, written.Add(-time.Millisecond))
 			d.p.ObserveWrite(k, WriteCombinedStatus, written.Add(-time.Millisecond), written, WriteSucceeded)
 		}
 		ask("slow", 4*time.Second, 5, at)
@@ -446,7 +440,7 @@ func TestPacerMinFold(t *testing.T) {
 		for _, k := range []string{"slow", "fast", "fast, written 980 ms ago", "never asked"} {
 			got[k] = d.p.Delay(k, now)
 		}
-		full, rest := D-2*time.Millisecond, D-982*time.Millisecond // from the writes' starts, 1 ms before `written`
+		full, rest := D-time.Millisecond, D-981*time.Millisecond
 		want := map[string]time.Duration{"slow": 0, "fast": full, "fast, written 980 ms ago": 0, "never asked": 0}
 		if minFold < 0 {
 			want = map[string]time.Duration{"slow": full, "fast": full, "fast, written 980 ms ago": rest, "never asked": full}

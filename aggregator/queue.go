@@ -20,15 +20,12 @@ import (
 // key re-added while it is processed is processed once more afterwards, so the events that arrive
 // during an evaluation coalesce into the next one: batching grows with load, not with a timer.
 //
-// With a Pacer (the objects controller's, Options.MaxWriteDelay), a key also waits out the Pacer's
-// delay since its last write started (Pacer.Delay): 0 when the apiserver has room, growing to
-// MaxWriteDelay under write pressure (docs/controller.md, "Pacing writes"). The wait is the longer
-// of the two, so `delay` acts as a fixed minimum and the Pacer as the adaptive part; the number of
-// ready keys is reported to the Pacer at every Add and Get, and each key taken by a worker
-// (Pacer.Taken). An Add of a key being processed is held (Pacer.Held) until the key is Done and
-// then paced (Pacer.Wait) from the write that processing made, instead of the workqueue's rule of
-// processing such a key again at once. The writers report each write to the same Pacer
-// (Pacer.ObserveWrite).
+// With a Pacer (the objects controller's, Options.MaxWriteDelay), a key also waits out the
+// Pacer's delay since its last write (Pacer.Delay): 0 when the apiserver has room, growing to
+// MaxWriteDelay under write pressure (docs/controller.md, "Pacing writes"). The wait is the
+// longer of the two, so `delay` acts as a fixed minimum and the Pacer as the adaptive part; the
+// number of ready keys is reported to the Pacer at every Add and Get. The writers report each
+// write to the same Pacer (Pacer.ObserveWrite).
 //
 // The controller's rate-limited requeues (AddRateLimited) and AddAfter bypass both: they follow
 // the rate limiter's backoff or their own time. controller-runtime's metrics provider exports the
@@ -43,8 +40,6 @@ type coalescingQueue[K comparable] struct {
 	mu      sync.Mutex
 	lastRun map[K]time.Time
 	sweeps  int
-	// paced queues only: the keys being processed, and whether each was added meanwhile
-	processing map[K]bool
 }
 
 var _ workqueue.TypedRateLimitingInterface[string] = &coalescingQueue[string]{}
@@ -63,51 +58,33 @@ func newPacedCoalescingQueue[K comparable](name string, delay time.Duration, p *
 	return &coalescingQueue[K]{
 		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(rl,
 			workqueue.TypedRateLimitingQueueConfig[K]{Name: name, Clock: clk}),
-		limiter:    rl,
-		delay:      delay,
-		pacer:      p,
-		clock:      clk,
-		lastRun:    map[K]time.Time{},
-		processing: map[K]bool{},
+		limiter: rl,
+		delay:   delay,
+		pacer:   p,
+		clock:   clk,
+		lastRun: map[K]time.Time{},
 	}
 }
 
 // Add queues key now, or when `delay` has passed since it was last processed and the Pacer's
-// delay has passed, whichever is later. With a Pacer, an Add of a key being processed is held
-// until Done.
+// delay since its last write has passed, whichever is later.
 func (c *coalescingQueue[K]) Add(key K) {
 	if c.delay == 0 && c.pacer == nil {
 		c.TypedRateLimitingInterface.Add(key)
 		return
 	}
 	now := c.clock.Now()
-	if c.pacer != nil {
-		c.mu.Lock()
-		_, busy := c.processing[key]
-		if busy {
-			c.processing[key] = true
-		}
-		c.mu.Unlock()
-		if busy {
-			c.pacer.Held(key, now)
-			return
-		}
-		c.queue(key, now, c.pacer.Delay(key, now))
-		return
-	}
-	c.queue(key, now, 0)
-}
-
-// queue queues key at now after the longer of wait and what is left of `delay` since it was last
-// processed.
-func (c *coalescingQueue[K]) queue(key K, now time.Time, wait time.Duration) {
+	var wait time.Duration
 	if c.delay > 0 {
 		c.mu.Lock()
 		last, ok := c.lastRun[key]
 		c.mu.Unlock()
 		if ok {
-			wait = max(wait, c.delay-now.Sub(last))
+			wait = c.delay - now.Sub(last)
 		}
+	}
+	if c.pacer != nil {
+		wait = max(wait, c.pacer.Delay(key, now))
 	}
 	if wait > 0 {
 		c.AddAfter(key, wait)
@@ -126,33 +103,9 @@ func (c *coalescingQueue[K]) Get() (K, bool) {
 		c.started(key)
 	}
 	if c.pacer != nil {
-		now := c.clock.Now()
-		if !quit {
-			c.mu.Lock()
-			c.processing[key] = false
-			c.mu.Unlock()
-			c.pacer.Taken(key, now)
-		}
-		c.pacer.SetQueueDepth(c.Len(), now)
+		c.pacer.SetQueueDepth(c.Len(), c.clock.Now())
 	}
 	return key, quit
-}
-
-// Done marks key processed; a key added while it was processed is queued now, paced from the
-// write that processing made.
-func (c *coalescingQueue[K]) Done(key K) {
-	var again bool
-	if c.pacer != nil {
-		c.mu.Lock()
-		again = c.processing[key]
-		delete(c.processing, key)
-		c.mu.Unlock()
-	}
-	c.TypedRateLimitingInterface.Done(key)
-	if again {
-		now := c.clock.Now()
-		c.queue(key, now, c.pacer.Wait(key, now))
-	}
 }
 
 // started records that key is being processed now.
