@@ -53,19 +53,37 @@ func startRequests(ctx context.Context, cfg *rest.Config) (*apiRequests, error) 
 }
 
 func (r *apiRequests) snapshot(ctx context.Context) (requestSnapshot, error) {
-	b, err := r.cs.CoreV1().RESTClient().Get().AbsPath("/metrics").Timeout(30 * time.Second).DoRaw(ctx)
+	b, err := apiserverMetrics(ctx, r.cs)
 	if err != nil {
-		return nil, fmt.Errorf("apiserver metrics: %w", err)
+		return nil, err
 	}
 	return parseRequests(b)
 }
 
-// parseRequests sums the apiserver's request counters by verb and resource.
-func parseRequests(text []byte) (requestSnapshot, error) {
+// apiserverMetrics reads the apiserver's /metrics.
+func apiserverMetrics(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
+	b, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").Timeout(30 * time.Second).DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("apiserver metrics: %w", err)
+	}
+	return b, nil
+}
+
+// metricFamilies parses metrics in the text format.
+func metricFamilies(text []byte) (map[string]*dto.MetricFamily, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(bytes.NewReader(text))
 	if err != nil {
 		return nil, fmt.Errorf("apiserver metrics: %w", err)
+	}
+	return fams, nil
+}
+
+// parseRequests sums the apiserver's request counters by verb and resource.
+func parseRequests(text []byte) (requestSnapshot, error) {
+	fams, err := metricFamilies(text)
+	if err != nil {
+		return nil, err
 	}
 	out := requestSnapshot{}
 	key := func(labels map[string]string) [2]string {
@@ -162,19 +180,14 @@ func formatRequests(rs []RequestCount, n int) string {
 
 // apiserverAllocated reads the bytes the apiserver's Go runtime has allocated since it started
 // (go_memstats_alloc_bytes_total): the difference over a phase is the garbage its requests made.
-func apiserverAllocated(ctx context.Context, cfg *rest.Config) (float64, error) {
-	cs, err := kubernetes.NewForConfig(cfg)
+func apiserverAllocated(ctx context.Context, cs kubernetes.Interface) (float64, error) {
+	b, err := apiserverMetrics(ctx, cs)
 	if err != nil {
 		return 0, err
 	}
-	b, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").Timeout(30 * time.Second).DoRaw(ctx)
+	fams, err := metricFamilies(b)
 	if err != nil {
-		return 0, fmt.Errorf("apiserver metrics: %w", err)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(bytes.NewReader(b))
-	if err != nil {
-		return 0, fmt.Errorf("apiserver metrics: %w", err)
+		return 0, err
 	}
 	ms := fams["go_memstats_alloc_bytes_total"].GetMetric()
 	if len(ms) != 1 {

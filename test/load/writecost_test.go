@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/statusfold/statusfold/test/framework"
@@ -33,6 +35,10 @@ func TestAPIServerWriteCost(t *testing.T) {
 	}
 	ctx := context.Background()
 	cp, pid, dyn := costControlPlane(t)
+	admin, err := kubernetes.NewForConfig(cp.Config) // for the apiserver's metrics
+	if err != nil {
+		t.Fatal(err)
+	}
 	const ns, objects, writes, workers = "cost", 100, 2000, 4
 	if _, err := dyn.Resource(namespaceGVR).Create(ctx, namespaceObject(ns), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -103,7 +109,7 @@ func TestAPIServerWriteCost(t *testing.T) {
 		for _, m := range methods {
 			clear(current) // other methods wrote since: read each object again
 			cpu := startCPU(pid)
-			alloc0, err := apiserverAllocated(ctx, cp.Config)
+			alloc0, err := apiserverAllocated(ctx, admin)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +121,7 @@ func TestAPIServerWriteCost(t *testing.T) {
 			}
 			took := time.Since(start)
 			c := cpu.per(writes)
-			alloc1, err := apiserverAllocated(ctx, cp.Config)
+			alloc1, err := apiserverAllocated(ctx, admin)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,12 +132,16 @@ func TestAPIServerWriteCost(t *testing.T) {
 		}
 	}
 	for _, m := range methods {
-		d := slices.Clone(perWrite[m.name])
-		slices.Sort(d)
-		a := slices.Clone(allocPerWrite[m.name])
-		slices.Sort(a)
-		t.Logf("median %-46s apiserver CPU %s, %.0f KB allocated per write", m.name, d[len(d)/2].Round(time.Microsecond), a[len(a)/2]/1e3)
+		t.Logf("median %-46s apiserver CPU %s, %.0f KB allocated per write", m.name,
+			median(perWrite[m.name]).Round(time.Microsecond), median(allocPerWrite[m.name])/1e3)
 	}
+}
+
+// median returns the middle of xs (the upper one of an even count), leaving xs as it is.
+func median[T cmp.Ordered](xs []T) T {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // costControlPlane starts a control plane for a cost measurement and returns it, the
