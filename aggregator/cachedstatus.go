@@ -87,11 +87,17 @@ func decodeCachedStatus(ws *controlv1alpha1.WorkStatus) {
 		d.written = t.UnixNano()
 	}
 	if len(ws.Status.Raw) > 0 {
-		var v any
-		if err := utiljson.Unmarshal(ws.Status.Raw, &v); err != nil {
-			d.value = &unreadableStatus{err: err}
+		// A status is an object: compactjson decodes it straight from its JSON. Anything else,
+		// and JSON it rejects, is decoded as the engines decode JSON (for their error).
+		if o, err := compactjson.Decode(ws.Status.Raw, statusKeySets); err == nil {
+			d.value = o
 		} else {
-			d.value = compactjson.Compact(v, statusKeySets)
+			var v any
+			if err := utiljson.Unmarshal(ws.Status.Raw, &v); err != nil {
+				d.value = &unreadableStatus{err: err}
+			} else {
+				d.value = compactjson.Compact(v, statusKeySets)
+			}
 		}
 	}
 	ws.Status.Raw, ws.Status.Object = nil, d

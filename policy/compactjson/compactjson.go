@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -93,13 +94,14 @@ func (s *KeySets) reserve() {
 	s.n++
 }
 
-// get returns the shared key set equal to names (sorted; not retained).
+// get returns the shared key set equal to names (sorted; neither the slice nor its strings are
+// retained).
 func (s *KeySets) get(names []string) *keySet {
 	if len(names) == 0 {
 		return emptyKeys
 	}
 	if s == nil {
-		return &keySet{names: slices.Clone(names)}
+		return newKeySet(names)
 	}
 	var h maphash.Hash
 	h.SetSeed(s.seed)
@@ -108,7 +110,16 @@ func (s *KeySets) get(names []string) *keySet {
 		h.WriteByte(0)
 	}
 	return held(s, s.m, h.Sum64(), func(ks *keySet) bool { return slices.Equal(ks.names, names) },
-		func() *keySet { return &keySet{names: slices.Clone(names)} })
+		func() *keySet { return newKeySet(names) })
+}
+
+// newKeySet returns a key set of copies of names (which may be views of a larger buffer).
+func newKeySet(names []string) *keySet {
+	ks := &keySet{names: make([]string, len(names))}
+	for i, n := range names {
+		ks.names[i] = strings.Clone(n)
+	}
+	return ks
 }
 
 // shape returns the shared ext of values whose objects have the key sets sets (not retained),
