@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/testr"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/testr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,21 +38,36 @@ const waitTimeout = 30 * time.Second
 // function is called (or the test ends), and returns it.
 func startManager(t *testing.T, cp *framework.ControlPlane, opts aggregator.Options) (agg *aggregator.Aggregator, stop func()) {
 	t.Helper()
+	useTestLogger(t)
+	return startManagerWith(t, cp, cp.Config, opts, logr.Logger{})
+}
+
+// useTestLogger makes controller-runtime's global logger the test's log when STATUSFOLD_TEST_LOG
+// is set, else a logger that discards.
+func useTestLogger(t *testing.T) {
+	if os.Getenv("STATUSFOLD_TEST_LOG") != "" {
+		log.SetLogger(testr.New(t))
+	} else {
+		log.SetLogger(logr.Discard())
+	}
+}
+
+// startManagerWith runs the reconciler in-process with cfg (cp's, or an impersonating one) until the
+// returned stop function is called (or the test ends); logger, unless zero, is the manager's
+// logger (else controller-runtime's global one).
+func startManagerWith(t *testing.T, cp *framework.ControlPlane, cfg *rest.Config, opts aggregator.Options, logger logr.Logger) (agg *aggregator.Aggregator, stop func()) {
+	t.Helper()
 	if opts.WDSName == "" {
 		opts.WDSName = wdsName
 	}
 	if opts.CoalesceDelay == 0 {
 		opts.CoalesceDelay = 20 * time.Millisecond
 	}
-	if os.Getenv("STATUSFOLD_TEST_LOG") != "" {
-		log.SetLogger(testr.New(t))
-	} else {
-		log.SetLogger(logr.Discard())
-	}
-	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 cp.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		Logger:                 logger,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -23,10 +23,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/statusfold/statusfold/aggregator"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -55,40 +53,17 @@ func (l *logBuffer) String() string {
 }
 
 // startLoggedManager runs the reconciler in-process as startManager does, but with cfg (e.g. an
-// impersonating one) and with its log at default verbosity collected in the returned buffer.
+// impersonating one) and with its log at default verbosity collected in the returned buffer
+// (printed when the test fails, after the manager stopped).
 func startLoggedManager(t *testing.T, cp *framework.ControlPlane, cfg *rest.Config, opts aggregator.Options) *logBuffer {
 	t.Helper()
-	if opts.WDSName == "" {
-		opts.WDSName = wdsName
-	}
-	if opts.CoalesceDelay == 0 {
-		opts.CoalesceDelay = 20 * time.Millisecond
-	}
 	logs := &logBuffer{}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 cp.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Logger:                 logs.logger(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := aggregator.Setup(mgr, opts); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
+	t.Cleanup(func() { // registered first: runs after startManagerWith's stop
 		if t.Failed() {
 			t.Logf("manager log:\n%s", tail(logs.String(), 4000))
 		}
 	})
+	startManagerWith(t, cp, cfg, opts, logs.logger())
 	return logs
 }
 

@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/testr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -35,7 +33,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/statusfold/statusfold/aggregator"
@@ -317,11 +314,7 @@ func runManager(t *testing.T, cfg aggregator.Config, webhooksOn bool) {
 			DNSNames: certs.ServiceDNSNames(webhooks.ServiceName, releaseNS)}}
 		cfg.SetupWebhooks = func(mgr manager.Manager) error { return webhooks.Setup(mgr, wopts) }
 	}
-	if os.Getenv("STATUSFOLD_TEST_LOG") != "" {
-		log.SetLogger(testr.New(t))
-	} else {
-		log.SetLogger(logr.Discard())
-	}
+	useTestLogger(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- aggregator.Run(ctx, cfg) }()
