@@ -94,6 +94,52 @@ func TestPacedQueue(t *testing.T) {
 	}
 }
 
+// TestPacedQueueOneEvaluationPerWait: under load, a key updated every 100 ms after its write is
+// ready once, D after that write, and not again until a later update: an update shortly before
+// the end of the wait joins it. (Before, each update's wait was judged by MinFold on what was
+// left of it, so an update shortly before the end found the rest not worth waiting and made the
+// key ready at once, and the wait's timer made it ready a second time.)
+func TestPacedQueueOneEvaluationPerWait(t *testing.T) {
+	q, clk := newTestPacedQueue(t, 0)
+	for range 200 { // 2 s of 429s: D at the cap
+		observe(q, clk, "x", 10*time.Millisecond, apierrors.NewTooManyRequests("busy", 1))
+	}
+	q.Add("a") // never written: ready at once
+	k, _ := q.Get()
+	observe(q, clk, k, 10*time.Millisecond, nil)
+	written := clk.Now()
+	q.Done(k)
+	d := q.pacer.State(written).Delay
+	if d != DefaultPacerMaxDelay {
+		t.Fatalf("D = %s, want the cap", d)
+	}
+	for clk.Now().Add(100 * time.Millisecond).Before(written.Add(d)) {
+		clk.Step(100 * time.Millisecond)
+		q.Add("a")
+		time.Sleep(time.Millisecond)
+		if q.Len() != 0 {
+			t.Fatalf("%s after its write: a is ready, want it to wait until %s", clk.Now().Sub(written), d)
+		}
+	}
+	// An update 10 ms before the end: what is left would fold ≈0.1 update, but the key waits anyway.
+	clk.SetTime(written.Add(d - 10*time.Millisecond))
+	q.Add("a")
+	time.Sleep(time.Millisecond)
+	if q.Len() != 0 {
+		t.Fatalf("an update 10 ms before the end of the wait made a ready at once")
+	}
+	clk.SetTime(written.Add(d))
+	eventuallyLen(t, q, 1)
+	k, _ = q.Get()
+	observe(q, clk, k, 10*time.Millisecond, nil)
+	q.Done(k)
+	clk.Step(500 * time.Millisecond) // past any timer left by the wait's updates
+	time.Sleep(20 * time.Millisecond)
+	if q.Len() != 0 {
+		t.Errorf("a is ready again without an update: a second evaluation of the same updates")
+	}
+}
+
 // With the Pacer idle (delay 0), CoalesceDelay still delays a key processed less than it ago.
 func TestPacedQueueCoalesceMinimum(t *testing.T) {
 	const delay = 300 * time.Millisecond

@@ -25,7 +25,9 @@ import (
 // MaxWriteDelay under write pressure (docs/controller.md, "Pacing writes"). The wait is the
 // longer of the two, so `delay` acts as a fixed minimum and the Pacer as the adaptive part; the
 // number of ready keys is reported to the Pacer at every Add and Get. The writers report each
-// write to the same Pacer (Pacer.ObserveWrite).
+// write to the same Pacer (Pacer.ObserveWrite). A key that waits joins later Adds to that wait
+// (Pacer.DelayFor): an update shortly before the wait ends is not evaluated at once — the
+// wait's timer would make it ready a second time.
 //
 // The controller's rate-limited requeues (AddRateLimited) and AddAfter bypass both: they follow
 // the rate limiter's backoff or their own time. controller-runtime's metrics provider exports the
@@ -40,6 +42,9 @@ type coalescingQueue[K comparable] struct {
 	mu      sync.Mutex
 	lastRun map[K]time.Time
 	sweeps  int
+	// due holds, per key that Add made wait (paced queues only), when its wait ends: until then
+	// the key is waiting, and later Adds join that wait (Pacer.DelayFor).
+	due map[K]time.Time
 }
 
 var _ workqueue.TypedRateLimitingInterface[string] = &coalescingQueue[string]{}
@@ -63,6 +68,7 @@ func newPacedCoalescingQueue[K comparable](name string, delay time.Duration, p *
 		pacer:   p,
 		clock:   clk,
 		lastRun: map[K]time.Time{},
+		due:     map[K]time.Time{},
 	}
 }
 
@@ -84,9 +90,20 @@ func (c *coalescingQueue[K]) Add(key K) {
 		}
 	}
 	if c.pacer != nil {
-		wait = max(wait, c.pacer.Delay(key, now))
+		c.mu.Lock()
+		due, waiting := c.due[key]
+		waiting = waiting && due.After(now)
+		c.mu.Unlock()
+		wait = max(wait, c.pacer.DelayFor(key, now, waiting))
 	}
 	if wait > 0 {
+		if c.pacer != nil {
+			c.mu.Lock()
+			if due, waiting := c.due[key]; !waiting || !due.After(now) || now.Add(wait).Before(due) {
+				c.due[key] = now.Add(wait) // the delaying queue keeps the earlier of two waits too
+			}
+			c.mu.Unlock()
+		}
 		c.AddAfter(key, wait)
 	} else {
 		c.TypedRateLimitingInterface.Add(key)
@@ -101,6 +118,14 @@ func (c *coalescingQueue[K]) Get() (K, bool) {
 	key, quit := c.TypedRateLimitingInterface.Get()
 	if !quit {
 		c.started(key)
+	}
+	if !quit && c.pacer != nil {
+		now := c.clock.Now()
+		c.mu.Lock()
+		if due, ok := c.due[key]; ok && !due.After(now) {
+			delete(c.due, key) // its wait ended: this is the evaluation it waited for
+		}
+		c.mu.Unlock()
 	}
 	if c.pacer != nil {
 		c.pacer.SetQueueDepth(c.Len(), c.clock.Now())
