@@ -30,9 +30,13 @@ const (
 	// DefaultMaxWriteDelay caps the Pacer's delay of the objects controller's writes.
 	DefaultMaxWriteDelay = DefaultPacerMaxDelay
 	// PacingOff, as Options.MaxWriteDelay, turns the pacing of writes off.
-	PacingOff             time.Duration = -1
-	DefaultWorkers                      = 4
-	DefaultCatalogRefresh               = 30 * time.Second
+	PacingOff time.Duration = -1
+	// DefaultWorkers is how many workload objects are evaluated in parallel. A worker spends
+	// most of an evaluation waiting for the apiserver's answer to its writes: at the load test's
+	// full speed 4 workers left a median of 37–39 objects waiting for one, 8 left 9
+	// (docs/performance.md, "Tenth round").
+	DefaultWorkers        = 8
+	DefaultCatalogRefresh = 30 * time.Second
 	// DefaultWatchSyncTimeout bounds the wait for a workload resource's first list.
 	DefaultWatchSyncTimeout = 10 * time.Second
 )
@@ -57,7 +61,7 @@ type Options struct {
 	// or 429s show pressure. It adds to CoalesceDelay's fixed minimum (the longer wait applies).
 	// 0: DefaultMaxWriteDelay (1 s). PacingOff (any negative value): no pacing.
 	MaxWriteDelay time.Duration
-	// Workers evaluating workload objects in parallel. Default 4.
+	// Workers evaluating workload objects in parallel. Default 8.
 	Workers int
 	// CatalogRefresh is how often discovery is re-read for resources that `"*"` selects.
 	// Default 30 s.

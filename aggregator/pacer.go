@@ -131,8 +131,8 @@ type PacerOptions struct {
 	FloorWindow time.Duration
 	// HighRatio and LowRatio bound the dead band of latency EWMA / floor. Defaults 3 and 1.5.
 	HighRatio, LowRatio float64
-	// DepthHigh and DepthLow bound the dead band of the queue depth. Defaults 16 and 4 (4 and 1
-	// per worker at the default of 4 workers).
+	// DepthHigh and DepthLow bound the dead band of the queue depth. Defaults 16 and 4; the
+	// manager sets 4 and 1 per worker (32 and 8 at its default of 8 workers).
 	DepthHigh, DepthLow int
 	// Smoothing is the time constant with which the latency EWMA and the overload rate relax
 	// when no write is observed. Default 500 ms.
