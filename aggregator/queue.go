@@ -119,16 +119,16 @@ func (c *coalescingQueue[K]) Get() (K, bool) {
 	if !quit {
 		c.started(key)
 	}
-	if !quit && c.pacer != nil {
-		now := c.clock.Now()
-		c.mu.Lock()
-		if due, ok := c.due[key]; ok && !due.After(now) {
-			delete(c.due, key) // its wait ended: this is the evaluation it waited for
-		}
-		c.mu.Unlock()
-	}
 	if c.pacer != nil {
-		c.pacer.SetQueueDepth(c.Len(), c.clock.Now())
+		now := c.clock.Now()
+		if !quit {
+			c.mu.Lock()
+			if due, ok := c.due[key]; ok && !due.After(now) {
+				delete(c.due, key) // its wait ended: this is the evaluation it waited for
+			}
+			c.mu.Unlock()
+		}
+		c.pacer.SetQueueDepth(c.Len(), now)
 	}
 	return key, quit
 }
