@@ -229,12 +229,11 @@ func (e *encoder) value(v any) {
 			e.buf = append(e.buf, tagFalse)
 		}
 	case int64:
-		e.buf = binary.AppendVarint(append(e.buf, tagInt), x)
+		e.int(x)
 	case float64:
-		e.buf = binary.LittleEndian.AppendUint64(append(e.buf, tagFloat), math.Float64bits(x))
+		e.float(x)
 	case string:
-		e.buf = binary.AppendUvarint(append(e.buf, tagString), uint64(len(x)))
-		e.buf = append(e.buf, x...)
+		e.string(x)
 	case []any:
 		if x == nil {
 			e.keep(v)
@@ -256,13 +255,29 @@ func (e *encoder) value(v any) {
 		sort.Strings(e.names[start:])
 		ks := e.ks.get(e.names[start:])
 		e.names = e.names[:start]
-		e.buf = binary.AppendUvarint(append(e.buf, tagObject), uint64(e.setIndex(ks)))
+		e.objectTag(ks)
 		for _, k := range ks.names {
 			e.value(x[k])
 		}
 	default:
 		e.keep(v)
 	}
+}
+
+// int, float and string append a scalar; objectTag appends an object's tag and key set (its
+// values follow in key order). Compact's encoder and Decode share them.
+func (e *encoder) int(x int64) { e.buf = binary.AppendVarint(append(e.buf, tagInt), x) }
+
+func (e *encoder) float(x float64) {
+	e.buf = binary.LittleEndian.AppendUint64(append(e.buf, tagFloat), math.Float64bits(x))
+}
+
+func (e *encoder) string(x string) {
+	e.buf = append(binary.AppendUvarint(append(e.buf, tagString), uint64(len(x))), x...)
+}
+
+func (e *encoder) objectTag(ks *keySet) {
+	e.buf = binary.AppendUvarint(append(e.buf, tagObject), uint64(e.setIndex(ks)))
 }
 
 // keep appends a value kept as it is.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -114,8 +113,7 @@ func (d *jsonDecoder) value(depth int) error {
 		if err != nil {
 			return err
 		}
-		e.buf = binary.AppendUvarint(append(e.buf, tagString), uint64(len(s)))
-		e.buf = append(e.buf, s...)
+		e.string(s)
 	case c == 't':
 		return d.literal("true", tagTrue)
 	case c == 'f':
@@ -180,12 +178,12 @@ func (d *jsonDecoder) number() error {
 		if start != intStart {
 			n = -n
 		}
-		e.buf = binary.AppendVarint(append(e.buf, tagInt), n)
+		e.int(n)
 		return nil
 	}
 	if integer {
 		if n, err := strconv.ParseInt(string(lit), 10, 64); err == nil {
-			e.buf = binary.AppendVarint(append(e.buf, tagInt), n)
+			e.int(n)
 			return nil
 		}
 	}
@@ -193,7 +191,7 @@ func (d *jsonDecoder) number() error {
 	if err != nil {
 		return d.syntax(fmt.Sprintf("number %s: %v", lit, err))
 	}
-	e.buf = binary.LittleEndian.AppendUint64(append(e.buf, tagFloat), math.Float64bits(f))
+	e.float(f)
 	return nil
 }
 
@@ -324,7 +322,8 @@ func (d *jsonDecoder) object(depth int) error {
 	ks := e.ks.get(names)
 	d.names = names
 	d.moved = append(d.moved[:0], e.buf[start:]...)
-	e.buf = binary.AppendUvarint(append(e.buf[:start], tagObject), uint64(e.setIndex(ks)))
+	e.buf = e.buf[:start]
+	e.objectTag(ks)
 	for _, f := range kept {
 		e.buf = append(e.buf, d.moved[f.start-start:f.end-start]...)
 	}
