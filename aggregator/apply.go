@@ -65,25 +65,41 @@ type writer struct {
 // apply server-side applies u under FieldManager, on the main resource, or on the subresource
 // when it is not "". force takes fields over from other managers: used for what statusfold alone
 // writes (Bindings, CombinedStatuses, our kinds' status), never for workload objects.
-//
-// An object of KubeStellar's group (control.kubestellar.io) is first pruned to the schema the
-// apiserver serves for its kind (pruneToServed), and applied with fieldValidation=Ignore
-// (applyPruned): what the served schema lacks is already dropped and reported, so the
-// apiserver's own pass for unknown and duplicate fields would find nothing and only costs CPU
-// (docs/performance.md, "Writing cheaper"). A field the apiserver still refuses fails the apply
-// as before (server-side apply rejects a field its schema does not declare whatever the
-// validation level).
 func (w *writer) apply(ctx context.Context, u *unstructured.Unstructured, subresource string, force bool, what string) error {
-	var dropped []string
-	var served *spec.Schema
-	sent := u
-	pruned := u.GroupVersionKind().Group == controlv1alpha1.GroupVersion.Group
-	if pruned {
-		sent, served, dropped = w.pruneToServed(u)
+	return w.send(ctx, w.prepare(u), subresource, force, what)
+}
+
+// outgoing is an object as statusfold sends it (writer.prepare). An object of KubeStellar's group
+// (control.kubestellar.io) is pruned to the schema the apiserver serves for its kind
+// (pruneToServed), and applied with fieldValidation=Ignore (applyPruned): what the served schema
+// lacks is already dropped and reported, so the apiserver's own pass for unknown and duplicate
+// fields would find nothing and only costs CPU (docs/performance.md, "Writing cheaper"). A field
+// the apiserver still refuses fails the apply as before (server-side apply rejects a field its
+// schema does not declare whatever the validation level).
+type outgoing struct {
+	u       *unstructured.Unstructured // as built; given the apiserver's answer by send
+	sent    *unstructured.Unstructured // what is sent: u, or u pruned when that dropped fields
+	served  *spec.Schema               // the served schema sent was pruned to (nil: unknown)
+	dropped []string                   // the paths pruning dropped
+	pruned  bool                       // of KubeStellar's group
+}
+
+// prepare makes u ready to send, pruned when it is of KubeStellar's group. A caller that must
+// look at what will be sent (combinedStatusWriter.servedCurrent) prepares it once for both.
+func (w *writer) prepare(u *unstructured.Unstructured) outgoing {
+	o := outgoing{u: u, sent: u, pruned: u.GroupVersionKind().Group == controlv1alpha1.GroupVersion.Group}
+	if o.pruned {
+		o.sent, o.served, o.dropped = w.pruneToServed(u)
 	}
+	return o
+}
+
+// send applies o as apply describes.
+func (w *writer) send(ctx context.Context, o outgoing, subresource string, force bool, what string) error {
+	u, sent := o.u, o.sent
 	var err error
 	switch {
-	case pruned:
+	case o.pruned:
 		err = w.applyPruned(ctx, sent, subresource, force)
 	case subresource == "":
 		opts := []client.ApplyOption{client.FieldOwner(FieldManager)}
@@ -100,7 +116,7 @@ func (w *writer) apply(ctx context.Context, u *unstructured.Unstructured, subres
 	}
 	if err != nil {
 		w.metrics.errors.WithLabelValues("write").Inc()
-		if sent != u || served != nil {
+		if sent != u || o.served != nil {
 			w.refreshOnSchemaRejection(err)
 		}
 		return fmt.Errorf("apply %s %s/%s: %w", what, u.GetNamespace(), u.GetName(), err)
@@ -109,17 +125,17 @@ func (w *writer) apply(ctx context.Context, u *unstructured.Unstructured, subres
 		u.Object = sent.Object // the apiserver's answer, as for an unpruned apply
 	}
 	w.metrics.writes.WithLabelValues(what, "apply").Inc()
-	if len(dropped) > 0 {
-		w.reportServedDrops(u, served, dropped)
+	if len(o.dropped) > 0 {
+		w.reportServedDrops(u, o.served, o.dropped)
 	}
 	return nil
 }
 
-// applyFor is apply for a write of kind made for workload object key (its CombinedStatus or its
+// sendFor is send for a write of kind made for workload object key (its CombinedStatus or its
 // returned status and labels): the write is reported to the Pacer, whatever its outcome.
-func (w *writer) applyFor(ctx context.Context, key ObjectKey, kind WriteKind, u *unstructured.Unstructured, subresource string, force bool, what string) error {
+func (w *writer) sendFor(ctx context.Context, key ObjectKey, kind WriteKind, o outgoing, subresource string, force bool, what string) error {
 	start := time.Now()
-	err := w.apply(ctx, u, subresource, force, what)
+	err := w.send(ctx, o, subresource, force, what)
 	w.observe(key, kind, start, err)
 	return err
 }

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -167,10 +166,11 @@ func (w *combinedStatusWriter) write(ctx context.Context, key ObjectKey, cs *con
 	if err != nil {
 		return false, err
 	}
-	if w.servedCurrent(u, &cur) {
+	o := w.writer.prepare(u)
+	if w.servedCurrent(o, &cur) {
 		return false, nil
 	}
-	if err := w.writer.applyFor(ctx, key, WriteCombinedStatus, u, "", true, "combinedstatus"); err != nil {
+	if err := w.writer.sendFor(ctx, key, WriteCombinedStatus, o, "", true, "combinedstatus"); err != nil {
 		return true, err
 	}
 	w.ownWrites.record(combinedStatusWriteKey(cs.Namespace, cs.Name), u.GetResourceVersion())
@@ -178,18 +178,14 @@ func (w *combinedStatusWriter) write(ctx context.Context, key ObjectKey, cs *con
 }
 
 // servedCurrent reports whether cur, stored under a served schema that lacks some of the fields
-// of u (KubeStellar's CRDs: aggregationErrors[].row and .count), already holds everything of u
+// of o (KubeStellar's CRDs: aggregationErrors[].row and .count), already holds everything of o
 // that the schema can hold: without it every evaluation would apply the same pruned object again.
-func (w *combinedStatusWriter) servedCurrent(u *unstructured.Unstructured, cur *controlv1alpha1.CombinedStatus) bool {
-	if cur.Name == "" {
-		return false
-	}
-	sent, _, dropped := w.writer.pruneToServed(u)
-	if len(dropped) == 0 {
+func (w *combinedStatusWriter) servedCurrent(o outgoing, cur *controlv1alpha1.CombinedStatus) bool {
+	if cur.Name == "" || len(o.dropped) == 0 {
 		return false
 	}
 	var want controlv1alpha1.CombinedStatus
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(sent.Object, &want); err != nil {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.sent.Object, &want); err != nil {
 		return false
 	}
 	return combinedStatusCurrent(cur, &want)

@@ -271,7 +271,7 @@ func (r *statusReturner) writeReturn(ctx context.Context, in *objectInputs, labe
 func (r *statusReturner) applyReturn(ctx context.Context, u *unstructured.Unstructured, sub string, in *objectInputs) ([]string, error) {
 	var owned, rejected, left []string
 	for attempt := 0; ; attempt++ {
-		err := r.writer.applyFor(ctx, in.key, WriteReturnedStatus, u, sub, false, "status")
+		err := r.writer.sendFor(ctx, in.key, WriteReturnedStatus, r.writer.prepare(u), sub, false, "status")
 		if err == nil {
 			r.ownWrites.record(in.key.String(), u.GetResourceVersion())
 			break
