@@ -56,7 +56,7 @@ type writer struct {
 	failures    *throttle
 	metrics     *metrics
 	// pacer receives the writes of workload objects' CombinedStatuses and returned status
-	// (applyFor, observe); nil: not paced. Binding and our kinds' writes are not paced.
+	// (sendFor, observe); nil: not paced. Binding and our kinds' writes are not paced.
 	pacer    *Pacer[ObjectKey]
 	log      logr.Logger
 	recorder events.EventRecorder

@@ -56,7 +56,7 @@
 //	kinds.go         kindsReconciler: WDS cache, collectorCompiler, aggregationPolicies, writer.
 //	watches.go       watcher: the informers of workload resources (WDS cache).
 //	apply.go         writer: every server-side apply, pruned to served schemas (schemaprune.go);
-//	                 the objects' writes reported to the Pacer (applyFor, observe).
+//	                 the objects' writes reported to the Pacer (sendFor, observe).
 //	failures.go      reporter: rate-limited failure logs and Events.
 //	match.go         matching shared with `statusfold status`: BoundObjects, BoundIn,
 //	                 Destinations, WorkStatusObject, NewestWorkStatus (pure).
