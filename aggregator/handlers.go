@@ -148,13 +148,16 @@ func (a *Aggregator) onBinding(o, n client.Object) {
 	for _, k := range changedBound(ob, nb) {
 		a.objects.Add(k)
 	}
-	if nb != nil && ob != nil && a.ownWrites.echo(bindingWriteKey(nb.Name), nb.ResourceVersion) {
-		return // statusfold's own write, whose reconcile already wrote the status it implies
+	name := nameOf(o, n)
+	if nb != nil && ob != nil {
+		// statusfold's own write is dropped: its reconcile already wrote the status it implies.
+		a.ownWrites.seen(bindingWriteKey(nb.Name), nb.ResourceVersion, func() { a.policies.Add(name) })
+		return
 	}
 	if ob != nil && nb == nil {
 		a.ownWrites.forget(bindingWriteKey(ob.Name))
 	}
-	a.policies.Add(nameOf(o, n))
+	a.policies.Add(name)
 }
 
 // changedBound lists the objects whose evaluation a Binding change can affect: all of them when
@@ -236,21 +239,24 @@ func (a *Aggregator) onClassifier(o, n client.Object) {
 // onCombinedStatus: a CombinedStatus changed or deleted by someone else is put back. The echo of
 // statusfold's own write is skipped.
 func (a *Aggregator) onCombinedStatus(o, n client.Object) {
-	if n != nil {
-		if a.ownWrites.echo(combinedStatusWriteKey(n.GetNamespace(), n.GetName()), n.GetResourceVersion()) {
-			return
+	putBack := func() {
+		for _, obj := range []client.Object{o, n} {
+			if obj == nil {
+				continue
+			}
+			if k, ok := combinedStatusObject(obj); ok {
+				a.objects.Add(k)
+			}
 		}
-	} else if o != nil {
+	}
+	if n != nil {
+		a.ownWrites.seen(combinedStatusWriteKey(n.GetNamespace(), n.GetName()), n.GetResourceVersion(), putBack)
+		return
+	}
+	if o != nil {
 		a.ownWrites.forget(combinedStatusWriteKey(o.GetNamespace(), o.GetName()))
 	}
-	for _, obj := range []client.Object{o, n} {
-		if obj == nil {
-			continue
-		}
-		if k, ok := combinedStatusObject(obj); ok {
-			a.objects.Add(k)
-		}
-	}
+	putBack()
 }
 
 // onNamespace: namespace labels feed namespaceSelectors.
@@ -307,9 +313,9 @@ func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 		case o == nil && !a.mayHaveOutputs(key, n):
 			// A new object that no Binding lists and that carries no return label: nothing of
 			// statusfold's to write or remove for it (a Binding that lists it later queues it).
-		case !a.ownWrites.echo(key.String(), n.GetResourceVersion()):
-			a.objects.Add(key) // not the echo of statusfold's own status return
-		default:
+		case a.ownWrites.seen(key.String(), n.GetResourceVersion(), func() { a.objects.Add(key) }):
+			// The echo of statusfold's own status return. (One that arrives before the return's
+			// answer is held by ownWrites, and takes the shorter refresh below.)
 			refresh = a.ownVersionRefresh
 		}
 		if statusOnly(info, o, n) {

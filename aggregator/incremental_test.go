@@ -259,3 +259,62 @@ func TestOwnWritesRecognizeOnlyTheirOwnEcho(t *testing.T) {
 		t.Error("echo after forget")
 	}
 }
+
+// TestOwnWritesHoldEventsDuringAWrite: the watch may deliver a write's echo before the write's
+// answer; an event during a write is decided when the write ends, and nothing held is lost.
+func TestOwnWritesHoldEventsDuringAWrite(t *testing.T) {
+	var w ownWrites
+	k := combinedStatusWriteKey("ns", "cs")
+	calls := 0
+	notEcho := func() { calls++ }
+	expect := func(what string, want int) {
+		t.Helper()
+		if calls != want {
+			t.Errorf("%s: notEcho called %d times, want %d", what, calls, want)
+		}
+		calls = 0
+	}
+
+	w.begin(k)
+	if w.seen(k, "7", notEcho) {
+		t.Error("an event during a write taken for an echo before the write ended")
+	}
+	expect("the echo before the write's answer, held", 0)
+	w.end(k, "7")
+	expect("the echo before the write's answer, after it", 0)
+
+	w.begin(k)
+	w.seen(k, "8", notEcho) // another writer's change during the write
+	expect("another change during a write, held", 0)
+	w.end(k, "9")
+	expect("another change during a write, after it", 1)
+
+	if !w.seen(k, "7", notEcho) {
+		t.Error("the previous write's echo, after the next write's answer, not recognized")
+	}
+	if w.seen(k, "12", notEcho) {
+		t.Error("another change taken for an echo")
+	}
+	expect("echoes and a change with no write in flight", 1)
+
+	w.begin(k)
+	w.seen(k, "10", notEcho)
+	w.end(k, "") // the write failed
+	expect("an event during a failed write", 1)
+	if !w.echo(k, "9") || !w.echo(k, "7") || w.echo(k, "") {
+		t.Error("a failed write changed what is remembered")
+	}
+
+	w.begin(k)
+	w.seen(k, "11", notEcho)
+	w.forget(k) // the object went
+	expect("an event held when its object is forgotten", 1)
+	w.end(k, "13")
+	expect("the end of a write whose object was forgotten", 0)
+
+	d := ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "a"}.String()
+	w.begin(d)
+	w.seen(d, "14", notEcho)
+	w.forgetResource(schema.GroupResource{Group: "apps", Resource: "deployments"})
+	expect("an event held when its resource is forgotten", 1)
+}

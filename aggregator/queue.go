@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -178,44 +179,145 @@ func (e *eventTimes) take(k ObjectKey) (time.Time, bool) {
 	return t, ok
 }
 
-// ownWrites remembers, per object statusfold writes, the resourceVersion its last write gave the
-// object. A watch event carrying that resourceVersion is the echo of statusfold's own write: it
-// changes no input, so it needs no evaluation. Any other writer's change has another
-// resourceVersion and is evaluated as usual.
-type ownWrites struct{ m sync.Map } // key → resourceVersion
+// ownWrites remembers, per object statusfold writes, the resourceVersions its last writes gave
+// the object. A watch event carrying one of them is the echo of statusfold's own write: it changes
+// no input, so it needs no evaluation. Any other writer's change has another resourceVersion and
+// is evaluated as usual.
+//
+// The watch may deliver a write's echo before the write's answer gives its resourceVersion, so a
+// writer marks its write with begin and end: an event that arrives in between, and is not the
+// echo of an earlier write, is held and decided when the write ends — dropped if it carries the
+// write's resourceVersion, else handed on as any other change (held events are never lost:
+// a failed write, forget and forgetResource hand them all on).
+type ownWrites struct {
+	mu sync.Mutex
+	m  map[string]*ownWrite
+}
 
-func (w *ownWrites) record(key, rv string) {
+// ownWrite is what ownWrites knows of one object.
+type ownWrite struct {
+	rvs      [ownWriteRVs]string // the resourceVersions of the last writes, newest first
+	inFlight bool
+	held     []func() // the notEcho of the events held during the write in flight
+}
+
+// ownWriteRVs is how many of its writes' resourceVersions are remembered per object: an
+// evaluation writes an object at most twice (a returned status's labels, then its status), and the
+// first write's echo may arrive after the second write's answer.
+const ownWriteRVs = 2
+
+func (o *ownWrite) isOwn(rv string) bool {
+	return rv != "" && slices.Contains(o.rvs[:], rv)
+}
+
+func (w *ownWrites) entry(key string) *ownWrite {
+	if w.m == nil {
+		w.m = map[string]*ownWrite{}
+	}
+	o := w.m[key]
+	if o == nil {
+		o = &ownWrite{}
+		w.m[key] = o
+	}
+	return o
+}
+
+// begin marks a write of key as started. Each begin must be followed by end.
+func (w *ownWrites) begin(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.entry(key).inFlight = true
+}
+
+// end marks the write of key as done, with the resourceVersion it gave the object ("" when it
+// failed, or its answer carried none), and hands on the events held meanwhile that were not its
+// echo.
+func (w *ownWrites) end(key, rv string) {
+	w.mu.Lock()
+	o := w.entry(key)
 	if rv != "" {
-		w.m.Store(key, rv)
+		copy(o.rvs[1:], o.rvs[:])
+		o.rvs[0] = rv
+	}
+	held := o.held
+	o.inFlight, o.held = false, nil
+	w.mu.Unlock()
+	for _, notEcho := range held {
+		notEcho()
 	}
 }
 
-// echo reports whether rv is the resourceVersion of statusfold's last write of key.
-func (w *ownWrites) echo(key, rv string) bool {
-	v, ok := w.m.Load(key)
-	return ok && v == rv
+// record is a write of key that gave it rv, begun and ended at once.
+func (w *ownWrites) record(key, rv string) {
+	w.begin(key)
+	w.end(key, rv)
 }
 
-func (w *ownWrites) forget(key string) { w.m.Delete(key) }
+// seen decides an event of key with resourceVersion rv: the echo of one of statusfold's last
+// writes is dropped (seen reports true); during a write the event is held until the write ends
+// (end); anything else calls notEcho now.
+func (w *ownWrites) seen(key, rv string, notEcho func()) bool {
+	w.mu.Lock()
+	o := w.m[key]
+	switch {
+	case o != nil && o.isOwn(rv):
+		w.mu.Unlock()
+		return true
+	case o != nil && o.inFlight:
+		o.held = append(o.held, func() {
+			if !w.echo(key, rv) {
+				notEcho()
+			}
+		})
+		w.mu.Unlock()
+	default:
+		w.mu.Unlock()
+		notEcho()
+	}
+	return false
+}
+
+// echo reports whether rv is the resourceVersion of one of statusfold's last writes of key.
+func (w *ownWrites) echo(key, rv string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	o := w.m[key]
+	return o != nil && o.isOwn(rv)
+}
+
+// forget forgets key (its object is gone) and hands on the events held for it.
+func (w *ownWrites) forget(key string) {
+	w.forgetIf(func(k string) bool { return k == key })
+}
 
 // forgetResource forgets every object of a resource (its informer stopped: no delete event will
 // come for them).
 func (w *ownWrites) forgetResource(gr schema.GroupResource) {
 	prefix := ObjectKey{Group: gr.Group, Resource: gr.Resource}.String()
 	prefix = strings.TrimSuffix(prefix, "/") // group/resource/
-	w.m.Range(func(k, _ any) bool {
-		if strings.HasPrefix(k.(string), prefix) {
-			w.m.Delete(k)
-		}
-		return true
-	})
+	w.forgetIf(func(k string) bool { return strings.HasPrefix(k, prefix) })
 }
 
-// len counts the remembered writes.
+func (w *ownWrites) forgetIf(match func(key string) bool) {
+	w.mu.Lock()
+	var held []func()
+	for k, o := range w.m {
+		if match(k) {
+			held = append(held, o.held...)
+			delete(w.m, k)
+		}
+	}
+	w.mu.Unlock()
+	for _, notEcho := range held {
+		notEcho()
+	}
+}
+
+// len counts the objects whose writes are remembered.
 func (w *ownWrites) len() int {
-	n := 0
-	w.m.Range(func(_, _ any) bool { n++; return true })
-	return n
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.m)
 }
 
 // bindingWriteKey is the ownWrites key of a Binding.

@@ -270,10 +270,13 @@ func (r *statusReturner) writeReturn(ctx context.Context, in *objectInputs, labe
 // what was left out; nothing is retried in a loop.
 func (r *statusReturner) applyReturn(ctx context.Context, u *unstructured.Unstructured, sub string, in *objectInputs) ([]string, error) {
 	var owned, rejected, left []string
+	own, written := in.key.String(), ""
+	r.ownWrites.begin(own)
+	defer func() { r.ownWrites.end(own, written) }()
 	for attempt := 0; ; attempt++ {
 		err := r.writer.sendFor(ctx, in.key, WriteReturnedStatus, r.writer.prepare(u), sub, false, "status")
 		if err == nil {
-			r.ownWrites.record(in.key.String(), u.GetResourceVersion())
+			written = u.GetResourceVersion()
 			break
 		}
 		conflicts, invalid := conflictFields(err), invalidStatusFields(err)

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -233,16 +235,8 @@ func TestReturnLabelsDoNotRewriteBinding(t *testing.T) {
 // is held (when the return came after the CombinedStatus writes, it waited for them: a write's
 // latency more on every returned status), and the CombinedStatus written once released.
 func TestStatusReturnDoesNotWaitForCombinedStatus(t *testing.T) {
-	cp := framework.RunControlPlane(t)
-	c := cp.Client
-	addCluster(t, c, "wec1", map[string]string{"name": "wec1"})
 	ns := "side-by-side"
-	d := deployment(t, c, ns, "web", 3, nil)
-	create(t, c,
-		&controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "sbs-ready"}, Spec: controlv1alpha1.StatusCollectorSpec{Limit: 20,
-			Select: []controlv1alpha1.NamedExpression{{Name: "ready", Def: "returned.status.readyReplicas"}}}},
-		policy("sbs", []string{"wec1"}, clause("apps", "deployments", ns, []string{"web"}, singleton, collectors("sbs-ready"))),
-	)
+	cp, c, d := readyCollected(t, ns, "sbs")
 	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 1, d.Generation), applied(d.Generation))
 	release := make(chan struct{})
 	var held atomic.Int32
@@ -339,4 +333,76 @@ func TestUnboundObjectsNotQueued(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestEchoBeforeAnswerNotEvaluated: the watch may deliver statusfold's own write before the
+// write's answer (here every CombinedStatus and returned-status answer is held back 300 ms after
+// the apiserver has made the write). That echo changes no input, so it must not cost another
+// evaluation: an update of the reported state is evaluated once, not once more per write it
+// causes.
+func TestEchoBeforeAnswerNotEvaluated(t *testing.T) {
+	ns := "echo-first"
+	cp, c, d := readyCollected(t, ns, "echo")
+	var slowed atomic.Int32
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(r)
+			if err == nil && r.Method == http.MethodPatch &&
+				(strings.Contains(r.URL.Path, "/combinedstatuses/") || strings.HasSuffix(r.URL.Path, "/deployments/web/status")) {
+				slowed.Add(1)
+				time.Sleep(300 * time.Millisecond) // the write is made; its echo is on its way
+			}
+			return resp, err
+		})
+	}
+	startLoggedManager(t, cp, cfg, aggregator.Options{})
+
+	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 1, d.Generation), applied(d.Generation))
+	expectResult(t, c, d, "echo", ns, "echo-ready", [][]string{{"1"}})
+	expectReturn(t, c, d, "1", 1)
+	time.Sleep(time.Second) // the first writes' echoes are in
+	wsKey := client.ObjectKey{Namespace: "wec1", Name: fmt.Sprintf("deployments-%s-web", ns)}
+	for i, ready := range []int64{2, 3} {
+		evals, slowedBefore := counter(t, "statusfold_evaluations_total", "kind", "object"), slowed.Load()
+		// One write of the WorkStatus (its status), so one event to evaluate.
+		var ws controlv1alpha1.WorkStatus
+		if err := c.Get(context.Background(), wsKey, &ws); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := json.Marshal(deploymentStatus(3, ready, d.Generation))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws.Status.Raw = raw
+		if err := c.Status().Update(context.Background(), &ws); err != nil {
+			t.Fatal(err)
+		}
+		expectResult(t, c, d, "echo", ns, "echo-ready", [][]string{{fmt.Sprint(ready)}})
+		expectReturn(t, c, d, "1", ready)
+		time.Sleep(time.Second) // an evaluation queued by an echo would run within milliseconds
+		if n := slowed.Load() - slowedBefore; n != 2 {
+			t.Fatalf("update %d: %d writes held back, want 2 (the CombinedStatus and the status): the test does not make the echoes come first", i, n)
+		}
+		if n := counter(t, "statusfold_evaluations_total", "kind", "object") - evals; n != 1 {
+			t.Errorf("update %d: %v evaluations, want 1 (the echoes of its two writes evaluated)", i, n)
+		}
+	}
+}
+
+// readyCollected starts a control plane with one WEC (wec1) and a Deployment ns/web that policy
+// name places there, returning its status (singleton) and collecting its readyReplicas (collector
+// name-ready).
+func readyCollected(t *testing.T, ns, name string) (*framework.ControlPlane, client.Client, *appsv1.Deployment) {
+	t.Helper()
+	cp := framework.RunControlPlane(t)
+	c := cp.Client
+	addCluster(t, c, "wec1", map[string]string{"name": "wec1"})
+	d := deployment(t, c, ns, "web", 3, nil)
+	create(t, c,
+		&controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: name + "-ready"}, Spec: controlv1alpha1.StatusCollectorSpec{Limit: 20,
+			Select: []controlv1alpha1.NamedExpression{{Name: "ready", Def: "returned.status.readyReplicas"}}}},
+		policy(name, []string{"wec1"}, clause("apps", "deployments", ns, []string{"web"}, singleton, collectors(name+"-ready"))),
+	)
+	return cp, c, d
 }
