@@ -170,13 +170,13 @@ func (w *combinedStatusWriter) write(ctx context.Context, key ObjectKey, cs *con
 	if w.servedCurrent(o, &cur) {
 		return false, nil
 	}
-	own := combinedStatusWriteKey(cs.Namespace, cs.Name)
+	own, written := combinedStatusWriteKey(cs.Namespace, cs.Name), ""
 	w.ownWrites.begin(own)
+	defer func() { w.ownWrites.end(own, written) }()
 	if err := w.writer.sendFor(ctx, key, WriteCombinedStatus, o, "", true, "combinedstatus"); err != nil {
-		w.ownWrites.end(own, "")
 		return true, err
 	}
-	w.ownWrites.end(own, u.GetResourceVersion())
+	written = u.GetResourceVersion()
 	return true, nil
 }
 

@@ -171,13 +171,13 @@ func (r *policyReconciler) applyBinding(ctx context.Context, bp *controlv1alpha1
 	if err != nil {
 		return nil, err
 	}
-	own := bindingWriteKey(bp.Name)
+	own, rv := bindingWriteKey(bp.Name), ""
 	r.ownWrites.begin(own)
+	defer func() { r.ownWrites.end(own, rv) }()
 	if err := r.writer.apply(ctx, u, "", true, "binding"); err != nil {
-		r.ownWrites.end(own, "")
 		return nil, err
 	}
-	r.ownWrites.end(own, u.GetResourceVersion())
+	rv = u.GetResourceVersion()
 	var written controlv1alpha1.Binding
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &written); err != nil {
 		return nil, fmt.Errorf("reading the written Binding %s: %w", bp.Name, err)

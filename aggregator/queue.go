@@ -222,7 +222,8 @@ func (w *ownWrites) entry(key string) *ownWrite {
 	return o
 }
 
-// begin marks a write of key as started. Each begin must be followed by end.
+// begin marks a write of key as started. Each begin must be followed by end (deferred: a write
+// that panics must not leave its events held).
 func (w *ownWrites) begin(key string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
