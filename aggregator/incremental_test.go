@@ -237,6 +237,12 @@ func TestUnionSorted(t *testing.T) {
 	}
 }
 
+// record is a write of key that gave it rv, begun and ended at once.
+func (w *ownWrites) record(key, rv string) {
+	w.begin(key)
+	w.end(key, rv)
+}
+
 func TestOwnWritesRecognizeOnlyTheirOwnEcho(t *testing.T) {
 	var w ownWrites
 	k := combinedStatusWriteKey("ns", "cs")

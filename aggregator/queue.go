@@ -248,12 +248,6 @@ func (w *ownWrites) end(key, rv string) {
 	}
 }
 
-// record is a write of key that gave it rv, begun and ended at once.
-func (w *ownWrites) record(key, rv string) {
-	w.begin(key)
-	w.end(key, rv)
-}
-
 // seen decides an event of key with resourceVersion rv: the echo of one of statusfold's last
 // writes is dropped (seen reports true); during a write the event is held until the write ends
 // (end); anything else calls notEcho now.
@@ -288,7 +282,16 @@ func (w *ownWrites) echo(key, rv string) bool {
 
 // forget forgets key (its object is gone) and hands on the events held for it.
 func (w *ownWrites) forget(key string) {
-	w.forgetIf(func(k string) bool { return k == key })
+	w.mu.Lock()
+	var held []func()
+	if o := w.m[key]; o != nil {
+		held = o.held
+		delete(w.m, key)
+	}
+	w.mu.Unlock()
+	for _, notEcho := range held {
+		notEcho()
+	}
 }
 
 // forgetResource forgets every object of a resource (its informer stopped: no delete event will
@@ -296,14 +299,10 @@ func (w *ownWrites) forget(key string) {
 func (w *ownWrites) forgetResource(gr schema.GroupResource) {
 	prefix := ObjectKey{Group: gr.Group, Resource: gr.Resource}.String()
 	prefix = strings.TrimSuffix(prefix, "/") // group/resource/
-	w.forgetIf(func(k string) bool { return strings.HasPrefix(k, prefix) })
-}
-
-func (w *ownWrites) forgetIf(match func(key string) bool) {
 	w.mu.Lock()
 	var held []func()
 	for k, o := range w.m {
-		if match(k) {
+		if strings.HasPrefix(k, prefix) {
 			held = append(held, o.held...)
 			delete(w.m, k)
 		}
