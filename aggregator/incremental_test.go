@@ -237,6 +237,14 @@ func TestUnionSorted(t *testing.T) {
 	}
 }
 
+// echo reports whether rv is the resourceVersion of one of statusfold's last writes of key.
+func (w *ownWrites) echo(key, rv string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	o := w.m[key]
+	return o != nil && o.isOwn(rv)
+}
+
 // record is a write of key that gave it rv, begun and ended at once.
 func (w *ownWrites) record(key, rv string) {
 	w.begin(key)

@@ -198,7 +198,14 @@ type ownWrites struct {
 type ownWrite struct {
 	rvs      [ownWriteRVs]string // the resourceVersions of the last writes, newest first
 	inFlight bool
-	held     []func() // the notEcho of the events held during the write in flight
+	held     []heldEvent // the events that arrived during the write in flight
+}
+
+// heldEvent is an event held during a write: its resourceVersion, and what to do if it is not
+// the write's echo.
+type heldEvent struct {
+	rv      string
+	notEcho func()
 }
 
 // ownWriteRVs is how many of its writes' resourceVersions are remembered per object: an
@@ -240,11 +247,16 @@ func (w *ownWrites) end(key, rv string) {
 		copy(o.rvs[1:], o.rvs[:])
 		o.rvs[0] = rv
 	}
-	held := o.held
+	var notEcho []func()
+	for _, e := range o.held {
+		if !o.isOwn(e.rv) {
+			notEcho = append(notEcho, e.notEcho)
+		}
+	}
 	o.inFlight, o.held = false, nil
 	w.mu.Unlock()
-	for _, notEcho := range held {
-		notEcho()
+	for _, f := range notEcho {
+		f()
 	}
 }
 
@@ -259,11 +271,7 @@ func (w *ownWrites) seen(key, rv string, notEcho func()) bool {
 		w.mu.Unlock()
 		return true
 	case o != nil && o.inFlight:
-		o.held = append(o.held, func() {
-			if !w.echo(key, rv) {
-				notEcho()
-			}
-		})
+		o.held = append(o.held, heldEvent{rv: rv, notEcho: notEcho})
 		w.mu.Unlock()
 	default:
 		w.mu.Unlock()
@@ -272,26 +280,16 @@ func (w *ownWrites) seen(key, rv string, notEcho func()) bool {
 	return false
 }
 
-// echo reports whether rv is the resourceVersion of one of statusfold's last writes of key.
-func (w *ownWrites) echo(key, rv string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	o := w.m[key]
-	return o != nil && o.isOwn(rv)
-}
-
 // forget forgets key (its object is gone) and hands on the events held for it.
 func (w *ownWrites) forget(key string) {
 	w.mu.Lock()
-	var held []func()
+	var held []heldEvent
 	if o := w.m[key]; o != nil {
 		held = o.held
 		delete(w.m, key)
 	}
 	w.mu.Unlock()
-	for _, notEcho := range held {
-		notEcho()
-	}
+	handOn(held)
 }
 
 // forgetResource forgets every object of a resource (its informer stopped: no delete event will
@@ -300,7 +298,7 @@ func (w *ownWrites) forgetResource(gr schema.GroupResource) {
 	prefix := ObjectKey{Group: gr.Group, Resource: gr.Resource}.String()
 	prefix = strings.TrimSuffix(prefix, "/") // group/resource/
 	w.mu.Lock()
-	var held []func()
+	var held []heldEvent
 	for k, o := range w.m {
 		if strings.HasPrefix(k, prefix) {
 			held = append(held, o.held...)
@@ -308,8 +306,13 @@ func (w *ownWrites) forgetResource(gr schema.GroupResource) {
 		}
 	}
 	w.mu.Unlock()
-	for _, notEcho := range held {
-		notEcho()
+	handOn(held)
+}
+
+// handOn treats events held for an object that is forgotten as changes by someone else.
+func handOn(held []heldEvent) {
+	for _, e := range held {
+		e.notEcho()
 	}
 }
 
