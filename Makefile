@@ -64,7 +64,7 @@ vet: ## Run go vet (the root module and test/kscompat).
 	cd test/kscompat && $(KSCOMPAT_ENV) go vet ./...
 
 .PHONY: verify
-verify: ## Check, changing no file, that generated code and manifests are current and code is formatted.
+verify: ## Check, changing no file, that generated code and manifests are current, code is formatted, and docs, chart, config and Go comments use product words (hack/verify-words.sh).
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-ed: $$out"; exit 1; fi
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	  git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} cp --parents {} "$$tmp" 2>/dev/null || true; \
@@ -73,6 +73,7 @@ verify: ## Check, changing no file, that generated code and manifests are curren
 	    diff -r -u config "$$tmp/config" || true; diff -r -u api "$$tmp/api" || true; diff -r -u charts "$$tmp/charts" || true; \
 	    echo "generated files are stale: run 'make manifests' and commit"; exit 1; fi
 	@echo "verify: generated files are current"
+	@bash hack/verify-words.sh
 
 ##@ Build
 
@@ -149,7 +150,7 @@ LOAD_TIMEOUT           ?= 40m
 LOAD_ARGS              ?=
 
 .PHONY: load
-load: envtest-assets ## Run the load test (issue 15's L1, L2, L3 against the same run's baseline) at the default size (LOAD_WECS × LOAD_OBJECTS WorkStatuses, ≈15 min); report, profiles and manager log in bin/load/.
+load: envtest-assets ## Run the load test at the default size (LOAD_WECS × LOAD_OBJECTS WorkStatuses, ≈15 min): light load (L1), full speed (L2) and start and memory (L3), each against the same run's plain-apiserver baseline; report, profiles and manager log in bin/load/ (docs/performance.md).
 	@mkdir -p bin/load
 	go test ./test/load -run '^TestLoad$$' -count=1 -v -timeout $(LOAD_TIMEOUT) -args -load.measure \
 	  -load.wecs=$(LOAD_WECS) -load.objects=$(LOAD_OBJECTS) -load.updates=$(LOAD_UPDATES) -load.l2-for=$(LOAD_L2_FOR) \
