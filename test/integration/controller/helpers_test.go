@@ -185,6 +185,27 @@ func reportNamed(t *testing.T, c client.Client, wds, wec, name string, ref contr
 	}
 }
 
+// reportStatus changes only the status that wec reports for the object (its WorkStatus's
+// statusDetails stay as they are): one WorkStatus update, so one watch event and one evaluation of
+// the object. report writes the details too, a second event whenever they differ (applied's
+// lastCurrencyUpdateTime has whole seconds).
+func reportStatus(t *testing.T, c client.Client, wec string, ref controlv1alpha1.SourceRef, status map[string]any) {
+	t.Helper()
+	ctx := context.Background()
+	var ws controlv1alpha1.WorkStatus
+	if err := c.Get(ctx, client.ObjectKey{Namespace: wec, Name: fmt.Sprintf("%s-%s-%s", ref.Resource, ref.Namespace, ref.Name)}, &ws); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws.Status = controlv1alpha1.RawStatus{RawExtension: runtime.RawExtension{Raw: raw}}
+	if err := c.Status().Update(ctx, &ws); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func deleteReport(t *testing.T, c client.Client, wec string, ref controlv1alpha1.SourceRef) {
 	t.Helper()
 	ws := &controlv1alpha1.WorkStatus{ObjectMeta: metav1.ObjectMeta{Namespace: wec, Name: fmt.Sprintf("%s-%s-%s", ref.Resource, ref.Namespace, ref.Name)}}
@@ -196,6 +217,12 @@ func deleteReport(t *testing.T, c client.Client, wec string, ref controlv1alpha1
 // applied is the StatusDetails of a WEC that applied generation gen.
 func applied(gen int64) controlv1alpha1.StatusDetails {
 	return controlv1alpha1.StatusDetails{LastGeneration: gen, LastGenerationIsApplied: true, LastCurrencyUpdateTime: metav1.Now()}
+}
+
+// appliedAt is applied with the given lastCurrencyUpdateTime: a report of the same status whose
+// details differ from the stored ones at once, without waiting for the next whole second.
+func appliedAt(gen int64, at time.Time) controlv1alpha1.StatusDetails {
+	return controlv1alpha1.StatusDetails{LastGeneration: gen, LastGenerationIsApplied: true, LastCurrencyUpdateTime: metav1.NewTime(at)}
 }
 
 // --- workload objects ---

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/statusfold/statusfold/aggregator"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -290,28 +289,4 @@ func summary(samples []float64) map[string]any {
 		return math.Round(s[max(i, 0)]*1e4) / 10
 	}
 	return map[string]any{"n": len(s), "medianMs": q(0.5), "p99Ms": q(0.99), "maxMs": q(1)}
-}
-
-// writeCount is the manager's statusfold_writes_total{what="combinedstatus",op="apply"}.
-func writeCount(t *testing.T) float64 {
-	t.Helper()
-	mfs, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "statusfold_writes_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["what"] == "combinedstatus" && labels["op"] == "apply" {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
 }

@@ -12,19 +12,18 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
-	dto "github.com/prometheus/client_model/go"
 	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	"k8s.io/client-go/rest"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/statusfold/statusfold/aggregator"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -106,36 +105,6 @@ func expectEvent(t *testing.T, c client.Client, ns, name, reason, text string) {
 		}
 		return nil
 	})
-}
-
-// counter reads a counter of controller-runtime's registry (statusfold's metrics are there) with
-// the given label value (label "" : no label).
-func counter(t *testing.T, name, label, value string) float64 {
-	t.Helper()
-	mfs, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if label == "" || hasLabel(m, label, value) {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
-}
-
-func hasLabel(m *dto.Metric, name, value string) bool {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name && l.GetValue() == value {
-			return true
-		}
-	}
-	return false
 }
 
 func customObject(t *testing.T, c client.Client, gvk schema.GroupVersionKind, ns, name string) *unstructured.Unstructured {
@@ -423,8 +392,16 @@ func TestConflictNotReapplied(t *testing.T) {
 	create(t, c, policy(ns, []string{"wec1"}, clause("apps", "deployments", ns, []string{"web"}, singleton)))
 	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 3, 1), applied(1))
 	expectReturn(t, c, d, "1", 3)
+	// The other manager's write is not statusfold's own: it queues the object, whose evaluation
+	// finds the same status to return (nothing to write). Awaited here, so that it is not an
+	// evaluation still to come when the checks below count them.
+	evals := counter(t, "statusfold_evaluations_total", "kind", "object")
 	takeStatusField(t, c, d, "readyReplicas", 3)
-	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 2, 1), applied(1))
+	awaitEvaluations(t, evals+1)
+	conflictsBefore := counter(t, "statusfold_status_conflicts_total", "", "")
+	// Only the status changes: one WorkStatus event, one evaluation (report would make two when
+	// its lastCurrencyUpdateTime moved on to the next second).
+	reportStatus(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 2, 1))
 	expectAvailable := func(want int64) {
 		t.Helper()
 		eventually(t, fmt.Sprintf("availableReplicas %d returned, readyReplicas left to the other manager", want), func() error {
@@ -441,14 +418,32 @@ func TestConflictNotReapplied(t *testing.T) {
 		})
 	}
 	expectAvailable(2)
-	time.Sleep(time.Second) // the first conflicting apply is counted
+	// The conflicting apply is counted before the apply without readyReplicas is sent, so it is
+	// counted by the time availableReplicas 2 shows.
+	if n := counter(t, "statusfold_status_conflicts_total", "", ""); n < conflictsBefore+1 {
+		t.Fatalf("statusfold_status_conflicts_total = %v, want at least %v: the conflict was not counted", n, conflictsBefore+1)
+	}
+
+	// Before the re-reports, the manager's cache must hold its own write of availableReplicas 2:
+	// an evaluation that still read the Deployment as it was would apply again, whatever the
+	// behaviour under test. Another writer's annotation on the Deployment is a later event of the
+	// same watch, and it queues the object (it is not statusfold's own write): the evaluation it
+	// causes reads the annotation, so the write before it too. That evaluation has nothing new to
+	// write either. Nothing else evaluates the object meanwhile (statusfold's echo is dropped), so
+	// the next evaluation is that one.
+	evals = counter(t, "statusfold_evaluations_total", "kind", "object")
+	annotate(t, c, d, "example.com/touched", "yes")
+	awaitEvaluations(t, evals+1)
 	conflicts := counter(t, "statusfold_status_conflicts_total", "", "")
-	evals := counter(t, "statusfold_evaluations_total", "kind", "object")
-	// The same reported state again (a new lastCurrencyUpdateTime, whole seconds, each time):
-	// evaluations with nothing new to write.
-	for range 3 {
-		time.Sleep(1100 * time.Millisecond)
-		report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 2, 1), applied(1))
+	evals = counter(t, "statusfold_evaluations_total", "kind", "object")
+	// The same reported state again, with a new lastCurrencyUpdateTime each time (one WorkStatus
+	// event each): evaluations with nothing new to write. Each is awaited before the next report,
+	// so they are three evaluations, not one that coalesced them.
+	base := time.Now().Add(-time.Hour).Truncate(time.Second)
+	for i := range 3 {
+		n := counter(t, "statusfold_evaluations_total", "kind", "object")
+		report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 2, 1), appliedAt(1, base.Add(time.Duration(i)*time.Second)))
+		awaitEvaluations(t, n+1)
 	}
 	eventually(t, "the re-reports evaluated", func() error {
 		if n := counter(t, "statusfold_evaluations_total", "kind", "object"); n < evals+3 {
@@ -456,11 +451,34 @@ func TestConflictNotReapplied(t *testing.T) {
 		}
 		return nil
 	})
-	time.Sleep(500 * time.Millisecond)
-	if n := counter(t, "statusfold_status_conflicts_total", "", ""); n != conflicts {
-		t.Errorf("%v more conflicting applies of an unchanged status, want 0", n-conflicts)
-	}
-	// A changed status is written (and conflicts once more on the other manager's field).
-	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 1, 1), applied(1))
+	// A changed status is written (and conflicts once more on the other manager's field). It is
+	// also the barrier of the check below: its WorkStatus event comes after the re-reports', and
+	// the objects queue hands a key to one worker at a time, so the evaluation that writes it
+	// starts after the re-reports' evaluations ended, with any apply they made counted. Its own
+	// conflict is counted before availableReplicas 1 shows (see above).
+	reportStatus(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 1, 1))
 	expectAvailable(1)
+	if n := counter(t, "statusfold_status_conflicts_total", "", ""); n != conflicts+1 {
+		t.Errorf("%v conflicting applies for three re-reports of an unchanged status and one change, want 1 (the change's)", n-conflicts)
+	}
+}
+
+// awaitEvaluations waits until statusfold_evaluations_total{kind="object"} reaches n.
+func awaitEvaluations(t *testing.T, n float64) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%v evaluations of workload objects", n), func() error {
+		if got := counter(t, "statusfold_evaluations_total", "kind", "object"); got < n {
+			return fmt.Errorf("%v", got)
+		}
+		return nil
+	})
+}
+
+// annotate sets an annotation on obj as another writer would (a merge patch).
+func annotate(t *testing.T, c client.Client, obj client.Object, key, value string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, key, value)
+	if err := c.Patch(context.Background(), obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
 }
