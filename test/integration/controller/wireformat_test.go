@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -254,22 +253,27 @@ func TestUnchangedCellsNotRewritten(t *testing.T) {
 	// statusfold writes z as 18446744073709551615; the apiserver stores the nearest double.
 	cs := expectResult(t, c, d, "constant", ns, "constant", [][]string{{`{"a":["\u003c\u0026\u003e",0.1,2],"z":18446744073709552000}`}})
 	rv := cs.ResourceVersion
+	cacheHoldsCombinedStatuses(t, c, d, "changing", ns)
 	// Each report evaluates both pairs of the object: the changing one is applied, the constant
 	// one, equal as JSON values to what the apiserver holds, must not be.
+	evaluationsSettled(t, "object", objectsController) // every earlier write is counted
 	before := writeCount(t)
 	const reports = 5
 	for n := int64(2); n < 2+reports; n++ {
-		report(t, c, "wec1", deploymentRef(d), map[string]any{"n": n}, applied(d.Generation))
+		reportStatus(t, c, "wec1", deploymentRef(d), map[string]any{"n": n})
 		expectResult(t, c, d, "changing", ns, "n", [][]string{{fmt.Sprint(n)}})
 	}
-	time.Sleep(500 * time.Millisecond) // the reconcile that wrote the last change may still be writing
-	// One apply per change of the changing pair. An evaluation that runs before the informer cache
-	// holds statusfold's own last write applies that pair once more (a no-op for the apiserver);
-	// under -race on a loaded machine that happened once in a full run. Re-applying the constant
-	// pair at each evaluation would add at least one apply per report.
-	if got := writeCount(t) - before; got < reports || got >= 2*reports {
-		t.Errorf("%v CombinedStatus applies for %d changes of one pair, want %d (at most %d with cache lag): the unchanged pair was applied again",
-			got, reports, reports, 2*reports-1)
+	evaluationsSettled(t, "object", objectsController) // the last change's write is counted
+	// Exactly one apply per change of the changing pair. Each report changes only the WorkStatus's
+	// status (reportStatus): one watch event, so one evaluation, which finds the changing pair's
+	// new value unlike anything written before (one apply, whether or not the manager's cache
+	// already holds the previous write) and the constant pair as the cache holds it, since before
+	// the first report (cacheHoldsCombinedStatuses): no apply. (With report, a new
+	// lastCurrencyUpdateTime made a second event; its evaluation could find the cache without
+	// the pair's last write and apply it once more, so the count was only bounded.) Re-applying
+	// the constant pair at each evaluation would add one apply per report.
+	if got := writeCount(t) - before; got != reports {
+		t.Errorf("%v CombinedStatus applies for %d changes of one pair, want %d: the unchanged pair was applied again", got, reports, reports)
 	}
 	cs, err := combinedStatus(c, d, "constant", ns)
 	if err != nil {
@@ -278,4 +282,22 @@ func TestUnchangedCellsNotRewritten(t *testing.T) {
 	if cs.ResourceVersion != rv {
 		t.Errorf("the unchanged CombinedStatus changed: resourceVersion %s → %s", rv, cs.ResourceVersion)
 	}
+}
+
+// cacheHoldsCombinedStatuses makes sure that the manager's cache holds every CombinedStatus
+// write made so far, and that every evaluation it started has ended: another writer labels the
+// CombinedStatus of (obj, policyName), which is not statusfold's own write, so it queues obj;
+// the evaluation it causes reads the label from the cache, which then holds every earlier event of
+// the same watch (all CombinedStatuses), statusfold's writes included. That evaluation has nothing
+// to write (an extra label is not statusfold's to remove).
+func cacheHoldsCombinedStatuses(t *testing.T, c client.Client, obj client.Object, policyName, ns string) {
+	t.Helper()
+	cs, err := combinedStatus(c, obj, policyName, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evals := counter(t, "statusfold_evaluations_total", "kind", "object")
+	setLabel(t, c, cs, "example.com/touched", "yes")
+	awaitEvaluations(t, evals+1)
+	evaluationsSettled(t, "object", objectsController)
 }
