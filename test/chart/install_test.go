@@ -80,7 +80,7 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	}
 
 	// A user's object (WorkStatuses are not admitted by statusfold's webhooks, which have no
-	// manager serving them here).
+	// manager serving them in this test).
 	ensureNamespace(t, c, "wec1")
 	ws := &controlv1alpha1.WorkStatus{ObjectMeta: metav1.ObjectMeta{Namespace: "wec1", Name: "users-object"},
 		Spec: controlv1alpha1.WorkStatusSpec{SourceRef: controlv1alpha1.SourceRef{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespace: "demo", Name: "web"}}}

@@ -19,8 +19,9 @@ import (
 	"github.com/statusfold/statusfold/test/framework"
 )
 
-// seedDocs reads every YAML document of the API's testdata (the seed examples).
-func seedDocs(t *testing.T) []*unstructured.Unstructured {
+// apiExamples reads every YAML document of the API's testdata: the examples of KubeStellar's
+// docs and objects as KubeStellar writes them.
+func apiExamples(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(framework.RepoRoot(), "api", "control", "v1alpha1", "testdata", "*.yaml"))
 	if err != nil || len(files) == 0 {
@@ -49,12 +50,12 @@ func seedDocs(t *testing.T) []*unstructured.Unstructured {
 	return out
 }
 
-// TestSeedExamplesRoundTrip creates every seed example with strict field validation (an unknown
+// TestAPIExamplesRoundTrip creates every example of the API's testdata with strict field validation (an unknown
 // field fails the create) and checks that what is read back holds the same content.
-func TestSeedExamplesRoundTrip(t *testing.T) {
+func TestAPIExamplesRoundTrip(t *testing.T) {
 	cp := framework.RunControlPlane(t)
 	ctx := context.Background()
-	for _, u := range seedDocs(t) {
+	for _, u := range apiExamples(t) {
 		t.Run(u.GetKind()+"/"+u.GetName(), func(t *testing.T) {
 			gvk := u.GroupVersionKind()
 			mapping, err := cp.RESTMapper.RESTMapping(gvk.GroupKind(), gvk.Version)

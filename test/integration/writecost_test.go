@@ -26,12 +26,12 @@ import (
 )
 
 // TestCombinedStatusWriteCostByShape measures the apiserver's CPU time per CombinedStatus write
-// by the shape of the write, to say what makes statusfold's writes cheaper (issue 15, "write
-// cheaper"): server-side apply of the load test's body (26 rows), the same with
+// by the shape of the write, to say what makes statusfold's writes cheaper (docs/performance.md,
+// "Writing cheaper"): server-side apply of the load test's body (26 rows), the same with
 // fieldValidation=Ignore (the apiserver then parses the body as YAML once less), of a smaller
 // body (8 rows: the select limited to 2), with three other field managers on the object, an update
 // (PUT) of the load test's body, and — the baseline — a WorkStatus status merge patch; 2
-// writers, 250 writes per shape, three rounds, medians. It also checks the managedFields that
+// writers, 250 writes per shape, three repetitions, medians. It also checks the managedFields that
 // statusfold's apply leaves: one entry, with results recorded as one atomic field, not per row.
 // A measurement (≈60 s of a 2-core machine, control plane included): run with STATUSFOLD_WRITE_COST=1.
 func TestCombinedStatusWriteCostByShape(t *testing.T) {
@@ -54,7 +54,7 @@ func TestCombinedStatusWriteCostByShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const objects, writes, writers, rounds = 40, 250, 2, 3
+	const objects, writes, writers, repetitions = 40, 250, 2, 3
 	csGVR := controlv1alpha1.GroupVersion.WithResource("combinedstatuses")
 	names := func(prefix string) []string {
 		var n []string
@@ -152,7 +152,7 @@ func TestCombinedStatusWriteCostByShape(t *testing.T) {
 		shapes[i].bytes = len(b)
 	}
 	perWrite := make([][]time.Duration, len(shapes))
-	for range rounds {
+	for range repetitions {
 		for si, s := range shapes {
 			start, err := load.ReadProcStat(pid)
 			if err != nil {
@@ -198,7 +198,7 @@ func TestCombinedStatusWriteCostByShape(t *testing.T) {
 		}
 		fmt.Fprintf(&table, "%-53s %12s %14s %.2f\n", s.name, body, m.Round(10*time.Microsecond), float64(m)/float64(base))
 	}
-	t.Log("medians of 3 rounds:\n" + table.String())
+	t.Log("medians of 3 repetitions:\n" + table.String())
 }
 
 func median(d []time.Duration) time.Duration {

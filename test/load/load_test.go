@@ -76,9 +76,9 @@ type Config struct {
 	ProfileDir, ReportPath string
 }
 
-// TestLoad measures issue 15's targets (L1, L2, L3) against the same run's baseline and prints
-// them; it fails only when the measurement itself is broken (a figure missing), not on a missed
-// target. Run by `make load`.
+// TestLoad measures the targets of docs/performance.md's verdict table (L1, L2, L3) against the
+// same run's baseline and prints them; it fails only when the measurement itself is broken (a
+// figure missing), not on a missed target. Run by `make load`.
 func TestLoad(t *testing.T) {
 	if !*flagMeasure {
 		t.Skip("the load measurement runs with -args -load.measure (make load)")

@@ -27,7 +27,7 @@ var flagWriteCost = flag.Bool("load.write-cost", false, "run TestAPIServerWriteC
 // TestAPIServerWriteCost measures the apiserver's CPU time and the bytes it allocates (what drives
 // its garbage collection) per write of a load-test-sized CombinedStatus — by server-side apply,
 // also with fieldValidation=Ignore (what statusfold sends), update and merge patch — and of a
-// WorkStatus status (the baseline's write), 4 writers over 100 objects, three rounds. Run with
+// WorkStatus status (the baseline's write), 4 writers over 100 objects, three repetitions. Run with
 // `go test ./test/load -run TestAPIServerWriteCost -v -args -load.write-cost`.
 func TestAPIServerWriteCost(t *testing.T) {
 	if !*flagWriteCost {
@@ -54,7 +54,7 @@ func TestAPIServerWriteCost(t *testing.T) {
 		}
 	}
 	var curMu sync.Mutex
-	current := map[int]*unstructured.Unstructured{} // for updates: the object as last written in this round
+	current := map[int]*unstructured.Unstructured{} // for updates: the object as last written in this repetition
 	methods := []struct {
 		name  string
 		write func(i, seq int) error

@@ -238,7 +238,7 @@ func TestAdmission(t *testing.T) {
 		}
 	})
 
-	t.Run("seed examples are admitted", func(t *testing.T) {
+	t.Run("the examples of KubeStellar's docs are admitted", func(t *testing.T) {
 		dir := filepath.Join(framework.RepoRoot(), "api", "control", "v1alpha1", "testdata")
 		for _, f := range []string{"statuscollectors.yaml", "contentclassifier.yaml", "bindingpolicies.yaml"} {
 			out, ok := e.kubectl(t, "", "apply", "-f", filepath.Join(dir, f))

@@ -30,7 +30,8 @@ import (
 )
 
 // schemaObjects are mistakes that the CRD schemas (or the apiserver's decoding) catch before
-// any webhook sees the object: issue 12's cases first.
+// any webhook sees the object: common type mistakes first (a number, string or list where
+// another type is expected; the clause fields of KubeStellar before 0.26), then others.
 var schemaObjects = []struct{ name, yaml string }{
 	{"a number where a string is expected", `
 kind: StatusCollector
@@ -182,7 +183,7 @@ func TestOfflineParity(t *testing.T) {
 			if o.Err == nil {
 				t.Fatalf("offline: admitted; kubectl printed:\n%s", online)
 			}
-			// The webhook's warnings need lookups that the offline checker here does not have.
+			// The webhook's warnings need lookups that the offline checker does not have.
 			// The offline error, printed by kubectl's printer, is what kubectl printed.
 			printed := kubectltest.Message(o.Err, "STDIN")
 			if want := withoutWarnings(online); !sameMessage(printed, want) {
@@ -394,7 +395,7 @@ func TestOfflineParityAccepted(t *testing.T) {
 				t.Errorf("spec differs (-kubectl apply +offline):\n%s", diff)
 			}
 			// The apiserver's own warnings (the webhooks' need lookups the offline checker
-			// here does not have).
+			// does not have).
 			var onlineWarnings []string
 			for _, l := range strings.Split(stderr, "\n") {
 				if w, ok := strings.CutPrefix(l, "Warning: "); ok && strings.HasPrefix(w, "metadata.") {

@@ -266,7 +266,7 @@ func TestAggregatedAPIDown(t *testing.T) {
 	// that case happen every time.
 	cp, api := runAggregated(t, "wec1", "wec2")
 	c := cp.Client
-	create(t, c, seedCollectors()...)
+	create(t, c, kubestellarDocCollectors()...)
 	startManager(t, cp, aggregator.Options{CatalogRefresh: time.Second})
 
 	const ns = "aggregated"

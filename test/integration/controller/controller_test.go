@@ -34,13 +34,13 @@ func TestController(t *testing.T) {
 		addCluster(t, c, w, map[string]string{"name": w, "location-group": "edge"})
 	}
 	agg, _ := startManager(t, cp, aggregator.Options{})
-	create(t, c, seedCollectors()...)
+	create(t, c, kubestellarDocCollectors()...)
 
 	t.Run("TruthTable", func(t *testing.T) { testTruthTable(t, c) })
 	t.Run("Transitions", func(t *testing.T) { testTransitions(t, c) })
 	t.Run("FieldTakenByAnotherManager", func(t *testing.T) { testFieldTaken(t, c) })
 	t.Run("FieldRejectedByValidation", func(t *testing.T) { testFieldRejected(t, c) })
-	t.Run("SeedCollectors", func(t *testing.T) { testSeedCollectors(t, c) })
+	t.Run("KubeStellarDocCollectors", func(t *testing.T) { testKubeStellarDocCollectors(t, c) })
 	t.Run("MissingInvalidAndChangedCollector", func(t *testing.T) { testCollectorLifecycle(t, c) })
 	t.Run("ClusterLabelMovesWEC", func(t *testing.T) { testClusterLabels(t, c) })
 	t.Run("ContentClassifierPruning", func(t *testing.T) { testPruning(t, c) })
@@ -50,7 +50,9 @@ func TestController(t *testing.T) {
 	t.Run("AggregationPolicy", func(t *testing.T) { testAggregationPolicy(t, c) })
 }
 
-func seedCollectors() []client.Object {
+// kubestellarDocCollectors are the StatusCollectors of KubeStellar's "Combined Status from WECs"
+// docs (as in config/samples/10-statuscollectors.yaml).
+func kubestellarDocCollectors() []client.Object {
 	count := &controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "count-wecs"},
 		Spec: controlv1alpha1.StatusCollectorSpec{CombinedFields: []controlv1alpha1.NamedAggregator{{Name: "count", Type: controlv1alpha1.AggregatorTypeCount}}, Limit: 10}}
 	hist := &controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "available-replicas-histogram"},
@@ -259,8 +261,8 @@ func expectResult(t *testing.T, c client.Client, obj client.Object, policyName, 
 	return cs
 }
 
-func testSeedCollectors(t *testing.T, c client.Client) {
-	ns := "seed"
+func testKubeStellarDocCollectors(t *testing.T, c client.Client) {
+	ns := "doc-collectors"
 	d := deployment(t, c, ns, "web", 3, map[string]string{"app.kubernetes.io/name": "nginx"})
 	create(t, c, policy(ns, []string{"wec1", "wec2", "wec3"}, clause("apps", "deployments", ns, []string{"web"},
 		collectors("count-wecs", "available-replicas-histogram", "not-as-available-as-desired", "full-status"))))
@@ -585,7 +587,8 @@ func destNames(b *controlv1alpha1.Binding) []string {
 	return out
 }
 
-// testWildcard: the seed's policy shape, objectSelectors alone, selects objects of every resource
+// testWildcard: the shape of KubeStellar's documented BindingPolicy, objectSelectors alone
+// (api/control/v1alpha1/testdata/bindingpolicies.yaml), selects objects of every resource
 // (discovery-wide watches).
 func testWildcard(t *testing.T, c client.Client, agg *aggregator.Aggregator) {
 	ns := "wildcard"

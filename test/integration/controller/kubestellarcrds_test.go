@@ -192,7 +192,7 @@ func sumPhase(t *testing.T, c client.Client, d *appsv1.Deployment, ns string) {
 
 // TestKubeStellarCRDsReplacedAtRuntime: KubeStellar's controller-manager (re)starts while
 // statusfold runs and replaces the CRDs. The next writes are pruned to the new schema at once —
-// not after the next periodic look at the published schemas (an hour here): a write that the
+// not after the next periodic look at the published schemas (an hour in this test): a write that the
 // apiserver rejects for a field its schema does not declare makes statusfold re-read them.
 func TestKubeStellarCRDsReplacedAtRuntime(t *testing.T) {
 	cp := framework.RunControlPlane(t)

@@ -23,7 +23,8 @@ import (
 	"github.com/statusfold/statusfold/test/framework"
 )
 
-// TestMeasureLatency is the measurement of issue 6: 100 simulated WECs × 10 objects, then
+// TestMeasureLatency is the quick latency check of docs/controller.md ("Measured"; what to
+// expect: docs/performance.md, "Latency you can expect"): 100 simulated WECs × 10 objects, then
 // WorkStatus updates, paced and in a burst. For every update it measures the time until the
 // CombinedStatus reflects it, and the apiserver's own write→watch latency for the WorkStatus
 // write, and it counts the CombinedStatus writes. It runs only with STATUSFOLD_MEASURE=1 (about

@@ -24,7 +24,7 @@ func TestRestartConverges(t *testing.T) {
 	for _, w := range []string{"wec1", "wec2", "wec3"} {
 		addCluster(t, c, w, map[string]string{"name": w})
 	}
-	create(t, c, seedCollectors()...)
+	create(t, c, kubestellarDocCollectors()...)
 	ns := "restart"
 	d := deployment(t, c, ns, "web", 3, nil)
 	gone := deployment(t, c, ns, "gone", 1, nil)

@@ -124,7 +124,7 @@ func TestChartServiceAccountTwoWDSOneITS(t *testing.T) {
 		cp   *framework.ControlPlane
 	}{{"wds1", its}, {"wds2", wds2}} {
 		c := w.cp.Client
-		create(t, c, seedCollectors()...)
+		create(t, c, kubestellarDocCollectors()...)
 		d := deployment(t, c, ns, "web", 3, nil)
 		create(t, c, policy(ns, []string{"wec1", "wec2"}, clause("apps", "deployments", ns, []string{"web"}, multi, collectors("available-replicas-histogram"))))
 		objs = append(objs, &deploymentInWDS{wds: w.name, c: c, d: d})
@@ -328,7 +328,7 @@ func runManager(t *testing.T, cfg aggregator.Config, webhooksOn bool) {
 
 // routeWebhookService points the chart's webhook Service at the manager running in the test:
 // with --enable-aggregator-routing the apiserver calls webhooks at an endpoint of the Service
-// (which would be the pods'), here this host's address and the manager's webhook port.
+// (which would be the pods'), in this test the host's address and the manager's webhook port.
 // (Endpoints may not be loopback addresses.)
 func routeWebhookService(t *testing.T, c client.Client, port int) {
 	t.Helper()
@@ -393,7 +393,7 @@ func checkWebhooksServeWithBuiltinCerts(t *testing.T, c client.Client) {
 	checkWebhooksAdmit(t, c)
 }
 
-// checkWebhooksAdmit: the apiserver calls the webhooks over TLS: the seed collectors are
+// checkWebhooksAdmit: the apiserver calls the webhooks over TLS: the collectors of KubeStellar's docs are
 // admitted, and a bad one is rejected naming the field.
 func checkWebhooksAdmit(t *testing.T, c client.Client) {
 	t.Helper()
@@ -410,7 +410,7 @@ func checkWebhooksAdmit(t *testing.T, c client.Client) {
 		}
 		return nil
 	})
-	for _, o := range seedCollectors() {
+	for _, o := range kubestellarDocCollectors() {
 		eventually(t, "admit "+o.GetName(), func() error {
 			err := c.Create(ctx, o)
 			if apierrors.IsAlreadyExists(err) {
