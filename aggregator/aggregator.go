@@ -78,6 +78,10 @@ type Aggregator struct {
 	orphans    *sync.Map // ObjectKey → struct{}: see gatherer.orphans
 	watches    *watcher
 
+	// labelled is closed when the start's sweep for objects carrying the executing-count label
+	// (enqueueLabelled) has queued them: the first pass includes them.
+	labelled chan struct{}
+
 	// versionRefresh and ownVersionRefresh: see onWorkload.
 	versionRefresh, ownVersionRefresh time.Duration
 	// servesAggregationPolicies reports whether the AggregationPolicy kind is served (then it is
@@ -135,6 +139,7 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		pacer = NewPacer[ObjectKey](PacerOptions{MaxDelay: opts.MaxWriteDelay, DepthHigh: 4 * opts.Workers, DepthLow: opts.Workers})
 	}
 	recorder := mgr.GetEventRecorder(FieldManager)
+	metrics := newMetrics()
 	a := &Aggregator{
 		opts:     opts,
 		log:      log,
@@ -142,7 +147,7 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		live:     mgr.GetAPIReader(),
 		its:      its,
 		catalog:  newCatalog(disc, opts.CatalogRefresh),
-		metrics:  newMetrics(),
+		metrics:  metrics,
 		objects:  newPacedCoalescingQueue(controllerObjects, opts.CoalesceDelay, pacer, clock.RealClock{}),
 		pacer:    pacer,
 		policies: newCoalescingQueue[string](controllerPolicies, opts.CoalesceDelay),
@@ -153,7 +158,8 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		pruners:    newPrunerCache(),
 		dests:      newDestsCache(),
 		pending:    newEventTimes(),
-		ownWrites:  &ownWrites{},
+		ownWrites:  &ownWrites{echoes: metrics.echoes},
+		labelled:   make(chan struct{}),
 		clusterGen: &atomic.Uint64{},
 		orphans:    &sync.Map{},
 

@@ -171,7 +171,7 @@ func (w *combinedStatusWriter) write(ctx context.Context, key ObjectKey, cs *con
 		return false, nil
 	}
 	own, written := combinedStatusWriteKey(cs.Namespace, cs.Name), ""
-	w.ownWrites.begin(own)
+	w.ownWrites.begin(own, "combinedstatus")
 	defer func() { w.ownWrites.end(own, written) }()
 	if err := w.writer.sendFor(ctx, key, WriteCombinedStatus, o, "", true, "combinedstatus"); err != nil {
 		return true, err

@@ -131,7 +131,10 @@ func (a *Aggregator) addControllers(mgr manager.Manager) error {
 				remove := a.metrics.addPacer(a.pacer)
 				context.AfterFunc(ctx, remove)
 			}
-			go a.enqueueLabelled(ctx)
+			go func() {
+				defer close(a.labelled)
+				a.enqueueLabelled(ctx)
+			}()
 			go a.refreshWhileDegraded(ctx)
 		}))
 	if err != nil {
@@ -190,10 +193,16 @@ func (s *eventSource) WaitForSync(ctx context.Context) error {
 // firstPassPoll is how often awaitFirstPass looks at the objects queue.
 const firstPassPoll = 100 * time.Millisecond
 
-// awaitFirstPass logs when the first pass is done — the objects queue empty for the first time
-// after the handlers synced: every object the initial lists queued has been evaluated — and calls
-// Options.AfterFirstPass then. Nothing happens if ctx ends first.
+// awaitFirstPass logs when the first pass is done — the start's sweep for labelled objects
+// (enqueueLabelled) has queued them, and then the objects queue is empty for the first time after
+// the handlers synced: every object the initial lists and the sweep queued has been evaluated — and
+// calls Options.AfterFirstPass then. Nothing happens if ctx ends first.
 func (a *Aggregator) awaitFirstPass(ctx context.Context, synced time.Time) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-a.labelled:
+	}
 	t := time.NewTicker(firstPassPoll)
 	defer t.Stop()
 	for a.objects.Len() > 0 {

@@ -70,16 +70,23 @@ func TestStartupGCPercent(t *testing.T) {
 	}
 }
 
-// TestAwaitFirstPass: AfterFirstPass is called once the objects queue is empty after the sync,
-// not while an object waits; never when the context ends first.
+// TestAwaitFirstPass: AfterFirstPass is called once the start's sweep for labelled objects has
+// queued them and then the objects queue is empty, not while an object waits or before the sweep
+// ends; never when the context ends first.
 func TestAwaitFirstPass(t *testing.T) {
 	called := make(chan struct{}, 2)
 	a := &Aggregator{objects: newCoalescingQueue[ObjectKey]("first-pass-test", 0), log: logr.Discard(),
-		opts: Options{AfterFirstPass: func() { called <- struct{}{} }}}
+		opts: Options{AfterFirstPass: func() { called <- struct{}{} }}, labelled: make(chan struct{})}
 	defer a.objects.ShutDown()
-	key := ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "web"}
-	a.objects.Add(key)
 	go a.awaitFirstPass(context.Background(), time.Now())
+	select {
+	case <-called:
+		t.Fatal("AfterFirstPass called before the sweep for labelled objects ended (the queue was empty)")
+	case <-time.After(3 * firstPassPoll):
+	}
+	key := ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "web"}
+	a.objects.Add(key) // queued by the sweep
+	close(a.labelled)
 	select {
 	case <-called:
 		t.Fatal("AfterFirstPass called while an object was queued")

@@ -204,10 +204,15 @@ func changedBound(o, n *controlv1alpha1.Binding) []ObjectKey {
 }
 
 // onCollector: the collector's status, the objects whose bindings reference it, and the
-// conditions of those bindings' policies.
+// conditions of those bindings' policies. An update that leaves the spec as it was (its status,
+// statusfold's own write included, or its metadata) changes no evaluation: only the status is
+// looked at again.
 func (a *Aggregator) onCollector(o, n client.Object) {
 	name := nameOf(o, n)
 	a.kinds.Add(kindKey{Kind: kindStatusCollector, Name: name})
+	if sameSpec(o, n) {
+		return
+	}
 	var bindings controlv1alpha1.BindingList
 	if err := a.wdsCache.List(context.Background(), &bindings, client.MatchingFields{indexBindingCollectors: name}); err != nil {
 		return
@@ -218,11 +223,15 @@ func (a *Aggregator) onCollector(o, n client.Object) {
 	}
 }
 
-// onClassifier: the classifier's status and every bound object of its resource.
+// onClassifier: the classifier's status and every bound object of its resource. An update that
+// leaves the spec as it was changes no evaluation (the pruner is made from the spec alone).
 func (a *Aggregator) onClassifier(o, n client.Object) {
 	name := nameOf(o, n)
-	a.pruners.forget(name)
 	a.kinds.Add(kindKey{Kind: kindContentClassifier, Name: name})
+	if sameSpec(o, n) {
+		return
+	}
+	a.pruners.forget(name)
 	var bindings controlv1alpha1.BindingList
 	if err := a.wdsCache.List(context.Background(), &bindings); err != nil {
 		return
@@ -234,6 +243,13 @@ func (a *Aggregator) onClassifier(o, n client.Object) {
 			}
 		}
 	}
+}
+
+// sameSpec reports whether an update (both o and n present) left the spec of an object of a kind
+// with a status subresource as it was: the same UID and generation (the apiserver counts every
+// spec change in metadata.generation, and nothing else).
+func sameSpec(o, n client.Object) bool {
+	return o != nil && n != nil && o.GetUID() == n.GetUID() && o.GetGeneration() == n.GetGeneration()
 }
 
 // onCombinedStatus: a CombinedStatus changed or deleted by someone else is put back. The echo of

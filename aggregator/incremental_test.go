@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -247,7 +249,7 @@ func (w *ownWrites) echo(key, rv string) bool {
 
 // record is a write of key that gave it rv, begun and ended at once.
 func (w *ownWrites) record(key, rv string) {
-	w.begin(key)
+	w.begin(key, "status")
 	w.end(key, rv)
 }
 
@@ -277,7 +279,14 @@ func TestOwnWritesRecognizeOnlyTheirOwnEcho(t *testing.T) {
 // TestOwnWritesHoldEventsDuringAWrite: the watch may deliver a write's echo before the write's
 // answer; an event during a write is decided when the write ends, and nothing held is lost.
 func TestOwnWritesHoldEventsDuringAWrite(t *testing.T) {
-	var w ownWrites
+	echoes := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "echoes"}, []string{"what"})
+	w := ownWrites{echoes: echoes}
+	dropped := func(what string, want float64) {
+		t.Helper()
+		if got := testutil.ToFloat64(echoes.WithLabelValues(what)); got != want {
+			t.Errorf("echoes of %s writes counted: %v, want %v", what, got, want)
+		}
+	}
 	k := combinedStatusWriteKey("ns", "cs")
 	calls := 0
 	notEcho := func() { calls++ }
@@ -289,15 +298,16 @@ func TestOwnWritesHoldEventsDuringAWrite(t *testing.T) {
 		calls = 0
 	}
 
-	w.begin(k)
+	w.begin(k, "combinedstatus")
 	if w.seen(k, "7", notEcho) {
 		t.Error("an event during a write taken for an echo before the write ended")
 	}
 	expect("the echo before the write's answer, held", 0)
 	w.end(k, "7")
 	expect("the echo before the write's answer, after it", 0)
+	dropped("combinedstatus", 1)
 
-	w.begin(k)
+	w.begin(k, "combinedstatus")
 	w.seen(k, "8", notEcho) // another writer's change during the write
 	expect("another change during a write, held", 0)
 	w.end(k, "9")
@@ -310,8 +320,9 @@ func TestOwnWritesHoldEventsDuringAWrite(t *testing.T) {
 		t.Error("another change taken for an echo")
 	}
 	expect("echoes and a change with no write in flight", 1)
+	dropped("combinedstatus", 2) // the held echo, and the late one; never the other writers' changes
 
-	w.begin(k)
+	w.begin(k, "status")
 	w.seen(k, "10", notEcho)
 	w.end(k, "") // the write failed
 	expect("an event during a failed write", 1)
@@ -319,7 +330,7 @@ func TestOwnWritesHoldEventsDuringAWrite(t *testing.T) {
 		t.Error("a failed write changed what is remembered")
 	}
 
-	w.begin(k)
+	w.begin(k, "status")
 	w.seen(k, "11", notEcho)
 	w.forget(k) // the object went
 	expect("an event held when its object is forgotten", 1)
@@ -327,8 +338,10 @@ func TestOwnWritesHoldEventsDuringAWrite(t *testing.T) {
 	expect("the end of a write whose object was forgotten", 0)
 
 	d := ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "a"}.String()
-	w.begin(d)
+	w.begin(d, "status")
 	w.seen(d, "14", notEcho)
 	w.forgetResource(schema.GroupResource{Group: "apps", Resource: "deployments"})
 	expect("an event held when its resource is forgotten", 1)
+	dropped("combinedstatus", 2)
+	dropped("status", 0)
 }

@@ -146,7 +146,7 @@ func (g *gatherer) gather(ctx context.Context, key ObjectKey) (*objectInputs, er
 	}
 	var cc controlv1alpha1.ContentClassifier
 	if err := g.cache.Get(ctx, client.ObjectKey{Name: classifierName(info.GVR)}, &cc); err == nil {
-		in.pruner, in.prunerRV = g.pruners.get(&cc), cc.ResourceVersion
+		in.pruner, in.prunerRV = g.pruners.get(&cc), classifierVersion(&cc)
 	} else if !apierrors.IsNotFound(err) {
 		return nil, err
 	}

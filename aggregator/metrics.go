@@ -19,6 +19,7 @@ type metrics struct {
 	durations   *prometheus.HistogramVec // kind: combinedstatus, status (the Pacer's kinds of write)
 	conflicts   prometheus.Counter       // status applies refused because another manager owns a field
 	dropped     *prometheus.CounterVec   // reason: schema (returned status), served-schema (our control.kubestellar.io writes)
+	echoes      *prometheus.CounterVec   // what: combinedstatus, status, binding — watch events of statusfold's own writes, not evaluated
 
 	// pacers are the running managers' Pacers (one per manager; several in tests), read by
 	// statusfold_write_delay_seconds.
@@ -71,6 +72,10 @@ func newMetrics() *metrics {
 				Help: "Fields not written, by reason (schema: returned status fields that the WDS's schema of the kind does not declare; " +
 					"served-schema: fields of statusfold's writes to control.kubestellar.io objects that the served CRD does not declare, as under KubeStellar's own CRDs).",
 			}, []string{"reason"}),
+			echoes: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "statusfold_own_write_echoes_total",
+				Help: "Watch events recognised as the echo of statusfold's own write, and so not evaluated, by what was written (combinedstatus, status, binding).",
+			}, []string{"what"}),
 		}
 		// Every error series exists from the start, at 0: alerts and dashboards on
 		// statusfold_errors_total (charts/statusfold) see a rate of 0, not an absent metric.
@@ -87,7 +92,7 @@ func newMetrics() *metrics {
 			Name: "statusfold_write_delay_seconds",
 			Help: "The Pacer's current delay between two writes of one workload object (0: writes at once; at most --max-write-delay).",
 		}, m.writeDelay)
-		ctrlmetrics.Registry.MustRegister(m.evaluations, m.rows, m.errors, m.writes, m.latency, m.durations, m.conflicts, m.dropped, writeDelay)
+		ctrlmetrics.Registry.MustRegister(m.evaluations, m.rows, m.errors, m.writes, m.latency, m.durations, m.conflicts, m.dropped, m.echoes, writeDelay)
 		theMetrics = m
 	})
 	return theMetrics

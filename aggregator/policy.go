@@ -172,7 +172,7 @@ func (r *policyReconciler) applyBinding(ctx context.Context, bp *controlv1alpha1
 		return nil, err
 	}
 	own, rv := bindingWriteKey(bp.Name), ""
-	r.ownWrites.begin(own)
+	r.ownWrites.begin(own, "binding")
 	defer func() { r.ownWrites.end(own, rv) }()
 	if err := r.writer.apply(ctx, u, "", true, "binding"); err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -192,6 +193,8 @@ func (e *eventTimes) take(k ObjectKey) (time.Time, bool) {
 type ownWrites struct {
 	mu sync.Mutex
 	m  map[string]*ownWrite
+	// echoes counts the echoes dropped, by what was written (nil: not counted).
+	echoes *prometheus.CounterVec
 }
 
 // ownWrite is what ownWrites knows of one object.
@@ -199,6 +202,7 @@ type ownWrite struct {
 	rvs      [ownWriteRVs]string // the resourceVersions of the last writes, newest first
 	inFlight bool
 	held     []heldEvent // the events that arrived during the write in flight
+	what     string      // what the last write wrote, as statusfold_writes_total names it
 }
 
 // heldEvent is an event held during a write: its resourceVersion, and what to do if it is not
@@ -229,12 +233,21 @@ func (w *ownWrites) entry(key string) *ownWrite {
 	return o
 }
 
-// begin marks a write of key as started. Each begin must be followed by end (deferred: a write
-// that panics must not leave its events held).
-func (w *ownWrites) begin(key string) {
+// begin marks a write of key as started; what names what it writes, as
+// statusfold_writes_total does ("combinedstatus", "status", "binding"). Each begin must be
+// followed by end (deferred: a write that panics must not leave its events held).
+func (w *ownWrites) begin(key, what string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.entry(key).inFlight = true
+	o := w.entry(key)
+	o.inFlight, o.what = true, what
+}
+
+// dropped counts n echoes of key's writes (entry o) as dropped. Called with w.mu held.
+func (w *ownWrites) dropped(o *ownWrite, n int) {
+	if w.echoes != nil && n > 0 {
+		w.echoes.WithLabelValues(o.what).Add(float64(n))
+	}
 }
 
 // end marks the write of key as done, with the resourceVersion it gave the object ("" when it
@@ -253,6 +266,7 @@ func (w *ownWrites) end(key, rv string) {
 			notEcho = append(notEcho, e.notEcho)
 		}
 	}
+	w.dropped(o, len(o.held)-len(notEcho))
 	o.inFlight, o.held = false, nil
 	w.mu.Unlock()
 	for _, f := range notEcho {
@@ -268,6 +282,7 @@ func (w *ownWrites) seen(key, rv string, notEcho func()) bool {
 	o := w.m[key]
 	switch {
 	case o != nil && o.isOwn(rv):
+		w.dropped(o, 1)
 		w.mu.Unlock()
 		return true
 	case o != nil && o.inFlight:

@@ -271,7 +271,7 @@ func (r *statusReturner) writeReturn(ctx context.Context, in *objectInputs, labe
 func (r *statusReturner) applyReturn(ctx context.Context, u *unstructured.Unstructured, sub string, in *objectInputs) ([]string, error) {
 	var owned, rejected, left []string
 	own, written := in.key.String(), ""
-	r.ownWrites.begin(own)
+	r.ownWrites.begin(own, "status")
 	defer func() { r.ownWrites.end(own, written) }()
 	for attempt := 0; ; attempt++ {
 		err := r.writer.sendFor(ctx, in.key, WriteReturnedStatus, r.writer.prepare(u), sub, false, "status")

@@ -3,6 +3,7 @@ package aggregator
 import (
 	"iter"
 	"slices"
+	"strconv"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -302,7 +303,7 @@ func (r *returnMemo) forget(k ObjectKey) {
 	delete(r.m, k)
 }
 
-// prunerCache holds one compiled classifier.Pruner per ContentClassifier resource version.
+// prunerCache holds one compiled classifier.Pruner per ContentClassifier spec (classifierVersion).
 type prunerCache struct {
 	mu sync.Mutex
 	m  map[string]prunerEntry
@@ -318,12 +319,20 @@ func newPrunerCache() *prunerCache { return &prunerCache{m: map[string]prunerEnt
 func (p *prunerCache) get(cc *controlv1alpha1.ContentClassifier) *classifier.Pruner {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if e, ok := p.m[cc.Name]; ok && e.rv == cc.ResourceVersion {
+	v := classifierVersion(cc)
+	if e, ok := p.m[cc.Name]; ok && e.rv == v {
 		return e.pruner
 	}
-	e := prunerEntry{rv: cc.ResourceVersion, pruner: classifier.NewPruner(cc)}
+	e := prunerEntry{rv: v, pruner: classifier.NewPruner(cc)}
 	p.m[cc.Name] = e
 	return e.pruner
+}
+
+// classifierVersion identifies a ContentClassifier's spec: its UID and generation. A write of its
+// status (the kinds reconciler's) changes its resourceVersion, not the pruner, and so neither the
+// reports pruned with it nor which rows a Table must re-read.
+func classifierVersion(cc *controlv1alpha1.ContentClassifier) string {
+	return string(cc.UID) + "/" + strconv.FormatInt(cc.Generation, 10)
 }
 
 func (p *prunerCache) forget(name string) {
