@@ -37,12 +37,22 @@ type managerOptions struct {
 	memoryLimit   string
 	gcPercent     int
 	startupGC     int
+	// The KubeFlex lookup of the spaces (spaces.go) and the names two releases must not share.
+	spaces        spaceOptions
+	certSecret    string
+	validatingCfg string
+	mutatingCfg   string
 }
 
 // newManagerCommand is `statusfold manager`: the controllers and the admission webhooks, run by
 // run (aggregator.Run; tests pass a function that records the Config the flags produced).
 func newManagerCommand(run func(context.Context, aggregator.Config) error) *cobra.Command {
-	o := &managerOptions{logConfig: textlogger.NewConfig()}
+	return managerCommand(&managerOptions{logConfig: textlogger.NewConfig()}, run)
+}
+
+// managerCommand is newManagerCommand with its options at hand (tests change them after the
+// flags are registered).
+func managerCommand(o *managerOptions, run func(context.Context, aggregator.Config) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "manager",
 		Short: "Run the statusfold controllers (Bindings, CombinedStatus, status return) and admission webhooks",
@@ -80,13 +90,18 @@ func (o *managerOptions) register(f *pflag.FlagSet) {
 		"the garbage collector's target percentage while the caches fill at start, until every object has been evaluated once (lower than --gc-percent: a lower peak of memory for more collector CPU during the start; 0: --gc-percent from the start)")
 	f.StringVar(&cfg.PprofAddr, "pprof-bind-address", "", "address of the Go profiler's /debug/pprof/ endpoints (empty or 0: off)")
 	f.BoolVar(&cfg.LeaderElection, "leader-elect", false, "elect a leader among replicas (use with more than one replica)")
-	f.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's)")
+	f.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's; kube-system in a WDS that is not the hosting cluster)")
+	f.StringVar(&cfg.LeaderElectionID, "leader-election-id", aggregator.DefaultLeaderElectionID, "name of the leader election Lease (one per installation: two managers of two WDSes must not share it)")
 	f.IntVar(&cfg.WebhookPort, "webhook-port", 9443, "port of the admission webhook server")
 	f.StringVar(&cfg.CertDir, "webhook-cert-dir", "", "folder holding tls.crt and tls.key for the webhook server (default: controller-runtime's)")
 	f.BoolVar(&o.webhooksOn, "webhooks", true, "serve the admission webhooks")
 	f.StringVar(&o.certMode, "webhook-certs", "files",
 		"files: tls.crt/tls.key in --webhook-cert-dir (cert-manager); builtin: statusfold's own CA, kept in a Secret and rotated")
 	f.StringVar(&o.webhookSvc, "webhook-service", "statusfold-webhook-service", "the webhook Service's name (for builtin certificates)")
+	f.StringVar(&o.certSecret, "webhook-cert-secret", certs.DefaultSecretName, "the Secret holding the built-in CA and serving certificate (for builtin certificates)")
+	f.StringVar(&o.validatingCfg, "validating-webhook-configuration", webhooks.ValidatingConfigurationName, "the ValidatingWebhookConfiguration that gets the CA bundle (for builtin certificates)")
+	f.StringVar(&o.mutatingCfg, "mutating-webhook-configuration", webhooks.MutatingConfigurationName, "the MutatingWebhookConfiguration that gets the CA bundle (for builtin certificates)")
+	o.spaces.register(f)
 	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the namespace statusfold runs in (for builtin certificates; default $POD_NAMESPACE)")
 	gofs := flag.NewFlagSet("log", flag.ContinueOnError)
 	o.logConfig.AddFlags(gofs)
@@ -102,6 +117,9 @@ func (o *managerOptions) run(ctx context.Context, run func(context.Context, aggr
 	}
 	if err := o.completeConfig(); err != nil {
 		return err
+	}
+	if o.spaces.kubeflex {
+		return o.runWithSpaces(ctx, run)
 	}
 	return run(ctx, o.cfg)
 }
@@ -137,12 +155,15 @@ func (o *managerOptions) completeConfig() error {
 		cfg.MaxWriteDelay = aggregator.PacingOff
 	}
 	cfg.CompilerOptions = append(cfg.CompilerOptions, collector.WithTimeBudget(o.timeBudget))
-	wds, err := restConfig(o.wdsKubeconfig)
-	if err != nil {
-		return fmt.Errorf("--wds-kubeconfig: %w", err)
+	if !o.spaces.kubeflex || o.wdsKubeconfig != "" {
+		wds, err := restConfig(o.wdsKubeconfig)
+		if err != nil {
+			return fmt.Errorf("--wds-kubeconfig: %w", err)
+		}
+		cfg.WDS = wds
 	}
-	cfg.WDS = wds
 	if o.itsKubeconfig != "" {
+		var err error
 		if cfg.ITSConfig, err = restConfig(o.itsKubeconfig); err != nil {
 			return fmt.Errorf("--its-kubeconfig: %w", err)
 		}
@@ -164,8 +185,10 @@ func (o *managerOptions) webhookSetup() (func(manager.Manager) error, error) {
 	wopts := webhooks.Options{}
 	switch o.certMode {
 	case "builtin":
-		wopts.BuiltinCerts = &certs.Options{Namespace: o.namespace, CertDir: o.cfg.CertDir,
-			DNSNames: certs.ServiceDNSNames(o.webhookSvc, o.namespace)}
+		wopts.BuiltinCerts = &certs.Options{Namespace: o.namespace, CertDir: o.cfg.CertDir, SecretName: o.certSecret,
+			DNSNames:                        certs.ServiceDNSNames(o.webhookSvc, o.namespace),
+			ValidatingWebhookConfigurations: []string{o.validatingCfg},
+			MutatingWebhookConfigurations:   []string{o.mutatingCfg}}
 	case "files":
 	default:
 		return nil, fmt.Errorf("--webhook-certs %q: must be builtin or files", o.certMode)
