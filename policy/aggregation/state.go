@@ -17,6 +17,7 @@ type wecMeta struct {
 	extra   bool // has fields the plan does not list
 	rank    float64
 	rankErr error
+	stale   bool      // rank not yet evaluated for this report (Result does, within the object's evaluation)
 	input   ast.Value // full mode: the WEC as an AST value, converted once
 }
 
@@ -55,6 +56,8 @@ type State struct {
 	xDirty map[string]bool
 	xValid bool
 
+	ev *evaluation // the object's evaluation while Result (or Returned) runs
+
 	old  []fv        // a WEC's previous values while prepare replaces them
 	bulk bool        // load is filling the State: extras go to the xs slabs
 	xs   [][]fvExtra // per field, per slot: extras of a bulk load (reused by pooled States)
@@ -90,6 +93,19 @@ func (s *State) SetObject(obj map[string]any) {
 	s.xValid = false
 }
 
+// begin starts the evaluation of the object, unless one is running; the function it returns
+// ends it.
+func (s *State) begin() (end func()) {
+	if s.ev != nil {
+		return func() {}
+	}
+	s.ev = newEvaluation(s.e.lim)
+	return func() {
+		s.ev.end()
+		s.ev = nil
+	}
+}
+
 // sync makes sure the cached per-WEC values belong to the module now in force.
 func (s *State) sync() {
 	mod := s.e.moduleFor(s.gk)
@@ -99,7 +115,7 @@ func (s *State) sync() {
 	s.mod, s.pl, s.planErr, s.nExtra = mod, nil, nil, 0
 	s.xValid = false
 	if mod.statusQ == nil {
-		s.pl, s.planErr = mod.planFor(s.obj)
+		s.pl, s.planErr = mod.planFor(s.ev, s.obj)
 	}
 	if s.pl == nil && s.planErr == nil && mod.statusQ == nil {
 		s.planErr = fmt.Errorf("%s: no plan", mod.name)

@@ -59,9 +59,8 @@ func (s *State) prepare(sl int32) {
 		w.extra = true
 		s.nExtra++
 	}
-	if s.mod.rankQ != nil {
-		w.rank, w.rankErr = s.evalRank(w)
-	}
+	w.stale = s.mod.rankQ != nil
+
 }
 
 // evalRank evaluates the module's `wec_rank` rule for w: a number, or an error.
@@ -70,7 +69,7 @@ func (s *State) evalRank(w *wecMeta) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	v, ok, err := s.mod.eval(s.mod.rankQ, in)
+	v, ok, err := s.mod.eval(s.ev, s.mod.rankQ, in)
 	if err != nil {
 		return 0, err
 	}

@@ -9,7 +9,9 @@ import (
 )
 
 // Result computes the status to write; nil means nothing (no WEC, or none has reported).
+// Every Rego query it runs shares one deadline (WithTimeout), one budget and one evaluation slot.
 func (s *State) Result() (map[string]any, error) {
+	defer s.begin()()
 	s.sync()
 	if s.nReported == 0 {
 		return nil, nil
@@ -61,11 +63,18 @@ func (s *State) combinedResult() (map[string]any, error) {
 }
 
 // worstWEC returns the position in s.order of the WEC with the highest wec_rank (the first on
-// ties), or the first WEC's `wec_rank` error.
+// ties), or the first WEC's `wec_rank` error. It evaluates the ranks not yet known; one that fails
+// is evaluated again by the next Result.
 func (s *State) worstWEC() (int, error) {
 	worst := -1
 	for j, sl := range s.order {
 		w := &s.meta[sl]
+		if w.stale {
+			if w.rank, w.rankErr = s.evalRank(w); w.rankErr != nil {
+				return -1, w.rankErr
+			}
+			w.stale = false
+		}
 		if w.rankErr != nil {
 			return -1, w.rankErr
 		}
@@ -124,7 +133,7 @@ func (s *State) finalize(out map[string]any) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, ok, err := s.mod.eval(s.mod.finalizeQ, in)
+	v, ok, err := s.mod.eval(s.ev, s.mod.finalizeQ, in)
 	if err != nil || !ok {
 		return out, err
 	}
@@ -207,7 +216,7 @@ func (s *State) fullResult() (map[string]any, error) {
 		[2]*ast.Term{ast.StringTerm("generation"), ast.IntNumberTerm(int(s.gen))},
 		[2]*ast.Term{ast.StringTerm("allCurrent"), ast.BooleanTerm(allCurrent)},
 	)
-	v, ok, err := s.mod.eval(s.mod.statusQ, in)
+	v, ok, err := s.mod.eval(s.ev, s.mod.statusQ, in)
 	if err != nil {
 		return nil, err
 	}
