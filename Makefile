@@ -82,8 +82,10 @@ build: ## Build bin/statusfold.
 	go build -o bin/statusfold ./cmd/statusfold
 
 # `make image`: the image is built by hack/image (go-containerregistry, a module of its own) from a
-# static binary, without a container engine.
-VERSION                ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# static binary, without a container engine. The release version is the file VERSION: the image tag,
+# the binary's `statusfold version`, the chart's appVersion (its default image tag) and the
+# PostCreateHook's image are that one value (test/chart TestVersionsAgree).
+VERSION                ?= $(shell cat $(CURDIR)/VERSION)
 REVISION               ?= $(shell git rev-parse HEAD 2>/dev/null)
 IMAGE_DIR              ?= $(CURDIR)/bin/image
 IMAGE_ARCH             ?= $(shell go env GOARCH)
