@@ -172,7 +172,7 @@ fuzz: ## Run every Fuzz* target in the repository (found with `go test -list`) f
 
 ##@ Deployment
 
-IMG                    ?= ghcr.io/statusfold/statusfold:latest
+IMG                    ?= ghcr.io/statusfold/statusfold:$(VERSION)
 KUBECTL                ?= kubectl
 
 .PHONY: docker-build

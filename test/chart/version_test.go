@@ -13,7 +13,7 @@ import (
 
 // TestVersionsAgree: the release version in VERSION (the tag `make image` gives the image) is the
 // chart's version (without the v) and appVersion (the default image tag), and the tag of the image
-// statusfold's KubeFlex PostCreateHook runs.
+// config/default and statusfold's KubeFlex PostCreateHook run.
 func TestVersionsAgree(t *testing.T) {
 	root := framework.RepoRoot()
 	read := func(path string) []byte {
@@ -31,6 +31,9 @@ func TestVersionsAgree(t *testing.T) {
 	if chart.AppVersion != version || "v"+chart.Version != version {
 		t.Errorf("VERSION %s, chart version %s, appVersion %s: want version %s and appVersion %s",
 			version, chart.Version, chart.AppVersion, strings.TrimPrefix(version, "v"), version)
+	}
+	if m := string(read("config/default/kustomization.yaml")); !strings.Contains(m, "newTag: "+version+"\n") {
+		t.Errorf("config/default/kustomization.yaml does not set the image tag %s", version)
 	}
 	if hook := string(read("config/kubeflex/statusfold-postcreatehook.yaml")); !strings.Contains(hook, "value: ghcr.io/statusfold/statusfold:"+version+"\n") {
 		t.Errorf("config/kubeflex/statusfold-postcreatehook.yaml does not run ghcr.io/statusfold/statusfold:%s", version)
