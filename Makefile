@@ -127,7 +127,7 @@ test: envtest-assets kubestellar-assets helm verify vet build ## Run all tests (
 	cd test/kscompat && $(KSCOMPAT_ENV) go test $(KSCOMPAT_TEST_FLAGS) -timeout 20m ./...
 
 .PHONY: test-kscompat
-test-kscompat: envtest-assets kubestellar-assets build ## Run only test/kscompat: statusfold beside KubeStellar's controller-manager, and the differential.
+test-kscompat: envtest-assets kubestellar-assets helm build ## Run only test/kscompat: statusfold beside KubeStellar's controller-manager, and the differential.
 	cd test/kscompat && $(KSCOMPAT_ENV) go test $(KSCOMPAT_TEST_FLAGS) -v -timeout 20m ./...
 
 .PHONY: test-unit
