@@ -90,8 +90,8 @@ func checkWebhooksServeWithBuiltinCerts(t *testing.T, c client.Client) {
 	checkWebhooksAdmit(t, c)
 }
 
-// checkWebhooksAdmit: the apiserver calls the webhooks over TLS: the collectors of KubeStellar's docs are
-// admitted, and a bad one is rejected naming the field.
+// checkWebhooksAdmit: the apiserver calls the webhooks over TLS: the collectors of KubeStellar's
+// docs are admitted, and a bad one is rejected naming the field.
 func checkWebhooksAdmit(t *testing.T, c client.Client) {
 	t.Helper()
 	ctx := context.Background()
