@@ -134,6 +134,13 @@ func operandsSize(ops []*ast.Term, left int64) (int64, error) {
 	return n, nil
 }
 
+// objectsSize charges four times the operands' size: merging builds a new object per node, which
+// takes more memory than its JSON.
+func objectsSize(ops []*ast.Term, left int64) (int64, error) {
+	n, err := operandsSize(ops, left/4+1)
+	return capped(4 * n), err
+}
+
 func strOf(t *ast.Term) string {
 	s, _ := t.Value.(ast.String)
 	return string(s)

@@ -91,9 +91,9 @@ func TestRenderTemplateBombRefused(t *testing.T) {
 // containing want, and the heap must not grow by more than maxHeapGrowth meanwhile.
 var hostileEvaluations = []struct{ name, src, want string }{
 	{"deep comprehension", `r := numbers.range(1, 1000)
-status := {"n": count([[i, j, k] | some i in r; some j in r; some k in r])}`, "exceeded"},
-	{"shared-subterm result", dagSource(22) + `status := {"x": a22}`, "larger than"},
-	{"shared-subterm json.marshal", dagSource(22) + `status := {"n": count(json.marshal(a22))}`, "builtin"},
+status := {"n": count([x | some i in r; some j in r; some k in r; x := i * j * k])}`, "exceeded"},
+	{"shared-subterm result", dagSource(20) + `status := {"x": a20}`, "larger than"},
+	{"shared-subterm json.marshal", dagSource(20) + `status := {"n": count(json.marshal([a20, a20, a20, a20]))}`, "builtin"},
 	{"copies of a large string", doublingSource(16) + `status := {"n": count([upper(s16) | some i in numbers.range(1, 600)])}`, "builtin"},
 	{"string doubling", doublingSource(26) + `status := {"n": count(s26)}`, "builtin"},
 	{"sprintf padding", `status := {"n": count(sprintf(concat("", ["%0999999d" | some i in numbers.range(1, 300)]), [1 | some i in numbers.range(1, 300)]))}`, "builtin"},
@@ -255,5 +255,19 @@ func TestConcurrentEvaluationsLimited(t *testing.T) {
 	wg.Wait()
 	if d := time.Since(start); d < 550*time.Millisecond {
 		t.Errorf("two evaluations took %s together: they ran at the same time", d)
+	}
+}
+
+// TestExpansionRefused: rules built from shared subterms that OPA's type checker (which cannot be
+// stopped) would walk for minutes are refused before compilation, within the admission bound.
+func TestExpansionRefused(t *testing.T) {
+	p := policy("dag", "Widget", "package dag\n\n"+dagSource(30)+`status := {"x": count(a30)}`)
+	start := time.Now()
+	errs := ValidatePolicy(p)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("validation took %s", d)
+	}
+	if len(errs) == 0 || !strings.Contains(errs.ToAggregate().Error(), "rule a") {
+		t.Errorf("errs = %v, want the expansion refused", errs)
 	}
 }

@@ -76,7 +76,7 @@ func WithMaxOutputBytes(n int) Option { return func(e *Engine) { e.lim.maxOutput
 func WithMaxBuiltinBytes(n int64) Option { return func(e *Engine) { e.lim.maxBuiltinBytes = n } }
 
 // WithMaxConcurrentEvaluations gives the engine its own limit of n Rego evaluations at once,
-// instead of the process-wide one (4) that every engine and admission check shares by default.
+// instead of the process-wide one (2) that every engine and admission check shares by default.
 func WithMaxConcurrentEvaluations(n int) Option {
 	return func(e *Engine) { e.lim.slots = make(chan struct{}, max(n, 1)) }
 }

@@ -20,8 +20,10 @@ const (
 	// admissionTimeout bounds the whole check of a user policy — compiling it, its static
 	// `combine`, all its examples — well under the webhook's timeout of 10 s.
 	admissionTimeout = 2 * time.Second
-	// defaultMaxConcurrent is how many Rego evaluations the process runs at once, by default.
-	defaultMaxConcurrent = 4
+	// defaultMaxConcurrent is how many Rego evaluations the process runs at once, by default:
+	// what a comprehension keeps is bounded by time only (about 250 MiB in one second for lists
+	// of numbers), and the manager's memory limit is 512 MiB.
+	defaultMaxConcurrent = 2
 )
 
 // limits bound one evaluation.

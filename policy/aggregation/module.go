@@ -90,6 +90,9 @@ func compileModule(name, src string, lim limits, parent context.Context) (*modul
 		}
 		return nil, compileErrors{{Msg: err.Error()}}
 	}
+	if errs := checkExpansion(parsed); errs != nil {
+		return nil, errs
+	}
 	caps := SandboxCapabilities()
 	c := ast.NewCompiler().WithCapabilities(caps).WithEnablePrintStatements(false)
 	mods := map[string]*ast.Module{name: parsed}
