@@ -18,29 +18,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/collector"
 	"github.com/statusfold/statusfold/webhooks/check"
 )
-
-// FieldManager is the server-side apply field manager of every statusfold write.
-const FieldManager = "statusfold"
-
-// LabelExecutingCount is the label that holds |Q| while a status return is requested (docs/rules.md "Status return").
-const LabelExecutingCount = "kubestellar.io/executing-count"
-
-// KubeStellar's labels on a workload object whose `.status` holds a returned status (docs/rules.md "Wire format"), with
-// the value "true": one WEC's reported state copied, or several WECs' aggregated. statusfold writes
-// them beside LabelExecutingCount, and removes them with it, as KubeStellar's status controller does.
-const (
-	LabelSingletonStatus = "managed-by.kubestellar.io/singletonstatus"
-	LabelMultiWECStatus  = "managed-by.kubestellar.io/multiwecstatus"
-)
-
-// returnLabels are the labels statusfold maintains on workload objects.
-var returnLabels = []string{LabelExecutingCount, LabelSingletonStatus, LabelMultiWECStatus}
 
 // Aggregator is the reconciler: the event handlers that map changes to work items (handlers.go),
 // the three controllers that work them off (controllers.go), and the parts those run, each with
@@ -57,11 +41,11 @@ type Aggregator struct {
 	report   *reporter
 
 	// The controllers' queues (the event handlers feed them) and reconcilers.
-	objects  *coalescingQueue[ObjectKey]
+	objects  *coalescingQueue[rules.ObjectKey]
 	policies *coalescingQueue[string]
 	kinds    *coalescingQueue[kindKey]
 	// pacer paces the objects controller's writes (nil: Options.MaxWriteDelay turns it off).
-	pacer *Pacer[ObjectKey]
+	pacer *Pacer[rules.ObjectKey]
 
 	objectR *objectReconciler
 	policyR *policyReconciler
@@ -130,11 +114,11 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		return nil, fmt.Errorf("aggregator: aggregation engine: %w", err)
 	}
 	log := mgr.GetLogger().WithName("aggregator")
-	var pacer *Pacer[ObjectKey] // paces the objects controller's writes (docs/controller.md, "Pacing writes")
+	var pacer *Pacer[rules.ObjectKey] // paces the objects controller's writes (docs/controller.md, "Pacing writes")
 	if opts.MaxWriteDelay > 0 {
-		pacer = NewPacer[ObjectKey](PacerOptions{MaxDelay: opts.MaxWriteDelay, DepthHigh: 4 * opts.Workers, DepthLow: opts.Workers})
+		pacer = NewPacer[rules.ObjectKey](PacerOptions{MaxDelay: opts.MaxWriteDelay, DepthHigh: 4 * opts.Workers, DepthLow: opts.Workers})
 	}
-	recorder := mgr.GetEventRecorder(FieldManager)
+	recorder := mgr.GetEventRecorder(rules.FieldManager)
 	a := &Aggregator{
 		opts:     opts,
 		log:      log,
@@ -237,7 +221,7 @@ func (a *Aggregator) addIndexes(ctx context.Context, mgr manager.Manager) error 
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.Binding{}, indexBindingObjects, func(o client.Object) []string {
 		b := o.(*controlv1alpha1.Binding)
 		var keys []string
-		for _, bo := range BoundObjects(&b.Spec) {
+		for _, bo := range rules.BoundObjects(&b.Spec) {
 			keys = append(keys, bo.Key().String())
 		}
 		return keys
@@ -246,7 +230,7 @@ func (a *Aggregator) addIndexes(ctx context.Context, mgr manager.Manager) error 
 	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.Binding{}, indexBindingCollectors, func(o client.Object) []string {
 		b := o.(*controlv1alpha1.Binding)
-		return bindingCollectors(&b.Spec)
+		return rules.BindingCollectors(&b.Spec)
 	}); err != nil {
 		return err
 	}
@@ -255,7 +239,7 @@ func (a *Aggregator) addIndexes(ctx context.Context, mgr manager.Manager) error 
 	}
 	// WorkStatuses are found by object through the wecIndex, which the event handler feeds.
 	return mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.CombinedStatus{}, indexCombinedStatusObject, func(o client.Object) []string {
-		if k, ok := combinedStatusObject(o); ok {
+		if k, ok := rules.CombinedStatusObject(o); ok {
 			return []string{k.String()}
 		}
 		return nil
@@ -264,7 +248,7 @@ func (a *Aggregator) addIndexes(ctx context.Context, mgr manager.Manager) error 
 
 // bindingsListing lists, from the cache r, the Bindings that list the object key (by
 // indexBindingObjects). They are shared with the cache (no deep copy): only read them.
-func bindingsListing(ctx context.Context, r client.Reader, key ObjectKey) ([]controlv1alpha1.Binding, error) {
+func bindingsListing(ctx context.Context, r client.Reader, key rules.ObjectKey) ([]controlv1alpha1.Binding, error) {
 	var bl controlv1alpha1.BindingList
 	if err := r.List(ctx, &bl, client.MatchingFields{indexBindingObjects: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
@@ -278,27 +262,3 @@ const (
 	indexBindingCollectors    = "statusfold.collectors"
 	indexCombinedStatusObject = "statusfold.object"
 )
-
-func combinedStatusObject(o client.Object) (ObjectKey, bool) {
-	l := o.GetLabels()
-	name, ok := l[controlv1alpha1.LabelCombinedStatusName]
-	if !ok {
-		return ObjectKey{}, false
-	}
-	return ObjectKey{Group: l[controlv1alpha1.LabelCombinedStatusAPIGroup], Resource: l[controlv1alpha1.LabelCombinedStatusResource],
-		Namespace: l[controlv1alpha1.LabelCombinedStatusNamespace], Name: name}, true
-}
-
-func bindingCollectors(spec *controlv1alpha1.BindingSpec) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, bo := range BoundObjects(spec) {
-		for _, c := range bo.Modulation.StatusCollectors {
-			if !seen[c] {
-				seen[c] = true
-				out = append(out, c)
-			}
-		}
-	}
-	return out
-}

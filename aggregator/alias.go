@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
@@ -33,7 +34,7 @@ func nameKey(namespace, name string) string { return namespace + "/" + name }
 func bindingNames(o client.Object) []string {
 	b := o.(*controlv1alpha1.Binding)
 	var keys []string
-	for _, bo := range BoundObjects(&b.Spec) {
+	for _, bo := range rules.BoundObjects(&b.Spec) {
 		if k := nameKey(bo.Namespace, bo.Name); !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
@@ -66,9 +67,9 @@ func (g *gatherer) boundElsewhere(ctx context.Context, in *objectInputs) (bool, 
 	if err := g.cache.List(ctx, &bl, client.MatchingFields{indexBindingNames: nameKey(in.key.Namespace, in.key.Name)}, client.UnsafeDisableDeepCopy); err != nil {
 		return false, err
 	}
-	var candidates []ObjectKey
+	var candidates []rules.ObjectKey
 	for i := range bl.Items {
-		for _, bo := range BoundObjects(&bl.Items[i].Spec) {
+		for _, bo := range rules.BoundObjects(&bl.Items[i].Spec) {
 			k := bo.Key()
 			m := bo.Modulation
 			if bo.Namespace == in.key.Namespace && bo.Name == in.key.Name && k != in.key &&
@@ -77,13 +78,13 @@ func (g *gatherer) boundElsewhere(ctx context.Context, in *objectInputs) (bool, 
 			}
 		}
 	}
-	return sameObjectBound(in.obj.GetUID(), candidates, func(k ObjectKey) (types.UID, error) { return g.readUID(ctx, k) })
+	return sameObjectBound(in.obj.GetUID(), candidates, func(k rules.ObjectKey) (types.UID, error) { return g.readUID(ctx, k) })
 }
 
 // sameObjectBound reports whether one of the candidates is the object with the given UID. A
 // candidate that does not exist is not it; one that cannot be read for any other reason may be
 // it, so the answer is unknown: an error.
-func sameObjectBound(uid types.UID, candidates []ObjectKey, readUID func(ObjectKey) (types.UID, error)) (bool, error) {
+func sameObjectBound(uid types.UID, candidates []rules.ObjectKey, readUID func(rules.ObjectKey) (types.UID, error)) (bool, error) {
 	for _, k := range candidates {
 		got, err := readUID(k)
 		if apierrors.IsNotFound(err) {
@@ -102,7 +103,7 @@ func sameObjectBound(uid types.UID, candidates []ObjectKey, readUID func(ObjectK
 // readUID reads the UID of the object at k: from the cache when its resource is watched, else
 // from the apiserver. A resource that does not exist gives NotFound; one whose discovery fails
 // gives errUncertain.
-func (g *gatherer) readUID(ctx context.Context, k ObjectKey) (types.UID, error) {
+func (g *gatherer) readUID(ctx context.Context, k rules.ObjectKey) (types.UID, error) {
 	info, known, err := g.catalog.lookup(k.GroupResource())
 	if err != nil {
 		return "", err

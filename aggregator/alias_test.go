@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
@@ -19,8 +20,8 @@ import (
 // return is not removed — and only NotFound means "not it".
 func TestSameObjectBound(t *testing.T) {
 	const uid = types.UID("u-1")
-	front := ObjectKey{Group: "front.example.com", Resource: "things", Namespace: "ns", Name: "t1"}
-	other := ObjectKey{Group: "other.example.com", Resource: "things", Namespace: "ns", Name: "t1"}
+	front := rules.ObjectKey{Group: "front.example.com", Resource: "things", Namespace: "ns", Name: "t1"}
+	other := rules.ObjectKey{Group: "other.example.com", Resource: "things", Namespace: "ns", Name: "t1"}
 	down := errors.New(`the server is currently unable to handle the request (get things.front.example.com t1)`)
 	type read struct {
 		uid types.UID
@@ -28,22 +29,22 @@ func TestSameObjectBound(t *testing.T) {
 	}
 	cases := []struct {
 		name       string
-		candidates []ObjectKey
-		reads      map[ObjectKey]read
+		candidates []rules.ObjectKey
+		reads      map[rules.ObjectKey]read
 		want       bool
 		wantErr    bool
 	}{
 		{"no candidate", nil, nil, false, false},
-		{"same UID under another resource", []ObjectKey{front}, map[ObjectKey]read{front: {uid: uid}}, true, false},
-		{"another object of the same name", []ObjectKey{front}, map[ObjectKey]read{front: {uid: "u-2"}}, false, false},
-		{"candidate gone", []ObjectKey{front}, map[ObjectKey]read{front: {err: apierrors.NewNotFound(schema.GroupResource{Group: front.Group, Resource: front.Resource}, "t1")}}, false, false},
-		{"candidate's group down: unknown", []ObjectKey{front}, map[ObjectKey]read{front: {err: down}}, false, true},
-		{"candidate's discovery failed: unknown", []ObjectKey{front}, map[ObjectKey]read{front: {err: errUncertain}}, false, true},
-		{"second candidate is it", []ObjectKey{other, front}, map[ObjectKey]read{other: {uid: "u-2"}, front: {uid: uid}}, true, false},
+		{"same UID under another resource", []rules.ObjectKey{front}, map[rules.ObjectKey]read{front: {uid: uid}}, true, false},
+		{"another object of the same name", []rules.ObjectKey{front}, map[rules.ObjectKey]read{front: {uid: "u-2"}}, false, false},
+		{"candidate gone", []rules.ObjectKey{front}, map[rules.ObjectKey]read{front: {err: apierrors.NewNotFound(schema.GroupResource{Group: front.Group, Resource: front.Resource}, "t1")}}, false, false},
+		{"candidate's group down: unknown", []rules.ObjectKey{front}, map[rules.ObjectKey]read{front: {err: down}}, false, true},
+		{"candidate's discovery failed: unknown", []rules.ObjectKey{front}, map[rules.ObjectKey]read{front: {err: errUncertain}}, false, true},
+		{"second candidate is it", []rules.ObjectKey{other, front}, map[rules.ObjectKey]read{other: {uid: "u-2"}, front: {uid: uid}}, true, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := sameObjectBound(uid, tc.candidates, func(k ObjectKey) (types.UID, error) {
+			got, err := sameObjectBound(uid, tc.candidates, func(k rules.ObjectKey) (types.UID, error) {
 				r, ok := tc.reads[k]
 				if !ok {
 					t.Fatalf("read of %s, not a candidate", k)
@@ -83,12 +84,12 @@ func TestAppliedBy(t *testing.T) {
 	}{
 		{"none", nil, false},
 		{"another manager", []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}, false},
-		{"statusfold update", []metav1.ManagedFieldsEntry{{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationUpdate}}, false},
-		{"statusfold apply", []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate}, {Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply, Subresource: "status"}}, true},
+		{"statusfold update", []metav1.ManagedFieldsEntry{{Manager: rules.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate}}, false},
+		{"statusfold apply", []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate}, {Manager: rules.FieldManager, Operation: metav1.ManagedFieldsOperationApply, Subresource: "status"}}, true},
 	} {
 		u := &unstructured.Unstructured{Object: map[string]any{}}
 		u.SetManagedFields(tc.mf)
-		if got := appliedBy(u, FieldManager); got != tc.want {
+		if got := appliedBy(u, rules.FieldManager); got != tc.want {
 			t.Errorf("%s: appliedBy = %v, want %v", tc.name, got, tc.want)
 		}
 	}

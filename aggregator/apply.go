@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
@@ -57,7 +58,7 @@ type writer struct {
 	metrics     *metrics
 	// pacer receives the writes of workload objects' CombinedStatuses and returned status
 	// (sendFor, observe); nil: not paced. Binding and our kinds' writes are not paced.
-	pacer    *Pacer[ObjectKey]
+	pacer    *Pacer[rules.ObjectKey]
 	log      logr.Logger
 	recorder events.EventRecorder
 }
@@ -102,13 +103,13 @@ func (w *writer) send(ctx context.Context, o outgoing, subresource string, force
 	case o.pruned:
 		err = w.applyPruned(ctx, sent, subresource, force)
 	case subresource == "":
-		opts := []client.ApplyOption{client.FieldOwner(FieldManager)}
+		opts := []client.ApplyOption{client.FieldOwner(rules.FieldManager)}
 		if force {
 			opts = append(opts, client.ForceOwnership)
 		}
 		err = w.wds.Apply(ctx, client.ApplyConfigurationFromUnstructured(sent), opts...)
 	default:
-		opts := []client.SubResourceApplyOption{client.FieldOwner(FieldManager)}
+		opts := []client.SubResourceApplyOption{client.FieldOwner(rules.FieldManager)}
 		if force {
 			opts = append(opts, client.ForceOwnership)
 		}
@@ -133,7 +134,7 @@ func (w *writer) send(ctx context.Context, o outgoing, subresource string, force
 
 // sendFor is send for a write of kind made for workload object key (its CombinedStatus or its
 // returned status and labels): the write is reported to the Pacer, whatever its outcome.
-func (w *writer) sendFor(ctx context.Context, key ObjectKey, kind WriteKind, o outgoing, subresource string, force bool, what string) error {
+func (w *writer) sendFor(ctx context.Context, key rules.ObjectKey, kind WriteKind, o outgoing, subresource string, force bool, what string) error {
 	start := time.Now()
 	err := w.send(ctx, o, subresource, force, what)
 	w.observe(key, kind, start, err)
@@ -142,7 +143,7 @@ func (w *writer) sendFor(ctx context.Context, key ObjectKey, kind WriteKind, o o
 
 // observe reports a write of kind made for workload object key, started at start and ended now
 // with err, to the Pacer (docs/controller.md, "Pacing writes").
-func (w *writer) observe(key ObjectKey, kind WriteKind, start time.Time, err error) {
+func (w *writer) observe(key rules.ObjectKey, kind WriteKind, start time.Time, err error) {
 	end := time.Now()
 	w.metrics.durations.WithLabelValues(kind.String()).Observe(end.Sub(start).Seconds())
 	if w.pacer != nil {
@@ -155,13 +156,13 @@ func (w *writer) observe(key ObjectKey, kind WriteKind, start time.Time, err err
 // type apply (serverSideApply) with the same field owner and force.
 func (w *writer) applyPruned(ctx context.Context, u *unstructured.Unstructured, subresource string, force bool) error {
 	if subresource == "" {
-		opts := []client.PatchOption{client.FieldOwner(FieldManager), client.FieldValidation(metav1.FieldValidationIgnore)}
+		opts := []client.PatchOption{client.FieldOwner(rules.FieldManager), client.FieldValidation(metav1.FieldValidationIgnore)}
 		if force {
 			opts = append(opts, client.ForceOwnership)
 		}
 		return w.wds.Patch(ctx, u, serverSideApply{}, opts...)
 	}
-	opts := []client.SubResourcePatchOption{client.FieldOwner(FieldManager), client.FieldValidation(metav1.FieldValidationIgnore)}
+	opts := []client.SubResourcePatchOption{client.FieldOwner(rules.FieldManager), client.FieldValidation(metav1.FieldValidationIgnore)}
 	if force {
 		opts = append(opts, client.ForceOwnership)
 	}

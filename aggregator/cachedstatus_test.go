@@ -3,7 +3,6 @@ package aggregator
 import (
 	"encoding/json"
 	"fmt"
-	dto "github.com/prometheus/client_model/go"
 	"reflect"
 	"runtime"
 	"sync/atomic"
@@ -11,9 +10,12 @@ import (
 	"time"
 	"unsafe"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/classifier"
 	"github.com/statusfold/statusfold/policy/compactjson"
@@ -160,7 +162,7 @@ func TestTrimITSObjectInternsRepeatedStrings(t *testing.T) {
 	// The decoded value is what the report is: an evaluation reads it without decoding or copying.
 	g := &gatherer{wecs: newWECIndex(), reports: newReportCache(), metrics: newMetrics(), log: logr.Discard()}
 	g.wecs.update(nil, a)
-	in := &objectInputs{g: g, key: WorkStatusObject(a)}
+	in := &objectInputs{g: g, key: rules.WorkStatusObject(a)}
 	r := in.reportedOnce(a.Namespace)
 	if r.status != heldA {
 		t.Errorf("the report is a copy of the cached status, want the cached status itself")
@@ -184,7 +186,7 @@ func TestPrunedReportLeavesTheCachedStatusAlone(t *testing.T) {
 	}
 	g := &gatherer{wecs: newWECIndex(), reports: newReportCache(), metrics: newMetrics(), log: logr.Discard()}
 	g.wecs.update(nil, ws)
-	in := &objectInputs{g: g, key: WorkStatusObject(ws), pruner: p, prunerRV: "1"}
+	in := &objectInputs{g: g, key: rules.WorkStatusObject(ws), pruner: p, prunerRV: "1"}
 	if got, want := compactjson.Expand(in.reportedOnce(ws.Namespace).status), map[string]any{"replicas": int64(3)}; !reflect.DeepEqual(got, want) {
 		t.Errorf("pruned report = %#v, want %#v", got, want)
 	}
@@ -194,7 +196,7 @@ func TestPrunedReportLeavesTheCachedStatusAlone(t *testing.T) {
 	// A classifier that removes nothing from this status leaves the cached value as the report.
 	other := classifier.NewPruner(&controlv1alpha1.ContentClassifier{Spec: controlv1alpha1.ContentClassifierSpec{
 		DontPropagatePointers: []controlv1alpha1.JSONPointer{{"status", "absent"}}}})
-	in = &objectInputs{g: g, key: WorkStatusObject(ws), pruner: other, prunerRV: "2"}
+	in = &objectInputs{g: g, key: rules.WorkStatusObject(ws), pruner: other, prunerRV: "2"}
 	if held, _ := workStatusStatus(ws); in.reportedOnce(ws.Namespace).status != held {
 		t.Error("a classifier that removed nothing made a copy of the cached status")
 	}
@@ -235,7 +237,7 @@ func cachedBytesPerWorkStatus(b *testing.B, transform bool, wecs, objects int) f
 		}
 	}
 	for j := range objects {
-		k := ObjectKey{Group: "apps", Resource: "deployments", Namespace: "default", Name: fmt.Sprintf("app-%04d", j)}
+		k := rules.ObjectKey{Group: "apps", Resource: "deployments", Namespace: "default", Name: fmt.Sprintf("app-%04d", j)}
 		in := &objectInputs{g: g, key: k}
 		for i := range wecs {
 			if r := in.reportedOnce(fmt.Sprintf("wec-%04d", i)); r.status == nil {
@@ -351,7 +353,7 @@ func TestUnreadableStatusCountedOncePerWrite(t *testing.T) {
 	g := &gatherer{wecs: newWECIndex(), reports: newReportCache(), metrics: newMetrics(), log: logr.Discard()}
 	g.wecs.update(nil, ws)
 	for range 3 { // three evaluations
-		in := &objectInputs{g: g, key: WorkStatusObject(ws)}
+		in := &objectInputs{g: g, key: rules.WorkStatusObject(ws)}
 		if r := in.reportedOnce(ws.Namespace); r.status != nil {
 			t.Fatalf("report of an unreadable status = %#v, want nothing", r.status)
 		}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/collector"
 )
@@ -81,7 +82,7 @@ func (w *combinedStatusWriter) sync(ctx context.Context, in *objectInputs) (bool
 	}
 	for i := range existing.Items {
 		cs := &existing.Items[i]
-		if want[cs.Name] || !slices.ContainsFunc(cs.ManagedFields, func(m metav1.ManagedFieldsEntry) bool { return m.Manager == FieldManager }) {
+		if want[cs.Name] || !slices.ContainsFunc(cs.ManagedFields, func(m metav1.ManagedFieldsEntry) bool { return m.Manager == rules.FieldManager }) {
 			continue
 		}
 		cs = cs.DeepCopy() // shared with the cache
@@ -145,7 +146,7 @@ func (w *combinedStatusWriter) evaluatePair(ctx context.Context, in *objectInput
 }
 
 // write applies cs, a CombinedStatus of object key, unless the cached copy already says the same.
-func (w *combinedStatusWriter) write(ctx context.Context, key ObjectKey, cs *controlv1alpha1.CombinedStatus) (bool, error) {
+func (w *combinedStatusWriter) write(ctx context.Context, key rules.ObjectKey, cs *controlv1alpha1.CombinedStatus) (bool, error) {
 	var cur controlv1alpha1.CombinedStatus // shared with the cache: only read
 	err := w.cache.Get(ctx, client.ObjectKey{Namespace: cs.Namespace, Name: cs.Name}, &cur, client.UnsafeDisableDeepCopy)
 	switch {

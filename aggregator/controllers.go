@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
 
 // The reconciler's controllers, by name. The names are also their work queues' names, which
@@ -125,8 +127,8 @@ func atStart[K comparable](f func(context.Context)) source.TypedSource[K] {
 // complete), and it queues the objects that carry statusfold's labels; the policies and kinds
 // controllers queue every policy and every object of our own kinds at start.
 func (a *Aggregator) addControllers(mgr manager.Manager) error {
-	objects, err := newController(controllerObjects, a.log, a.objects, a.objects.limiter, a.opts.Workers, a.objectR.reconcile, reportError[ObjectKey](a),
-		&eventSource{a: a}, atStart[ObjectKey](func(ctx context.Context) {
+	objects, err := newController(controllerObjects, a.log, a.objects, a.objects.limiter, a.opts.Workers, a.objectR.reconcile, reportError[rules.ObjectKey](a),
+		&eventSource{a: a}, atStart[rules.ObjectKey](func(ctx context.Context) {
 			if a.pacer != nil {
 				remove := a.metrics.addPacer(a.pacer)
 				context.AfterFunc(ctx, remove)
@@ -168,10 +170,10 @@ type eventSource struct {
 	firstPass sync.Once
 }
 
-var _ source.TypedSyncingSource[ObjectKey] = &eventSource{}
+var _ source.TypedSyncingSource[rules.ObjectKey] = &eventSource{}
 
 // Start registers the handlers; it does not wait for their initial lists.
-func (s *eventSource) Start(ctx context.Context, _ workqueue.TypedRateLimitingInterface[ObjectKey]) error {
+func (s *eventSource) Start(ctx context.Context, _ workqueue.TypedRateLimitingInterface[rules.ObjectKey]) error {
 	synced, err := s.a.registerHandlers(ctx)
 	s.synced, s.ctx = synced, ctx
 	return err

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 )
@@ -65,7 +66,7 @@ func (a *Aggregator) enqueueBoundOf(ctx context.Context, group string, all bool)
 		return
 	}
 	for i := range bindings.Items {
-		for _, bo := range BoundObjects(&bindings.Items[i].Spec) {
+		for _, bo := range rules.BoundObjects(&bindings.Items[i].Spec) {
 			if all || bo.GVR.Group == group {
 				a.objects.Add(bo.Key())
 			}
@@ -74,7 +75,7 @@ func (a *Aggregator) enqueueBoundOf(ctx context.Context, group string, all bool)
 }
 
 func (a *Aggregator) enqueueBound(spec *controlv1alpha1.BindingSpec) {
-	for _, bo := range BoundObjects(spec) {
+	for _, bo := range rules.BoundObjects(spec) {
 		a.objects.Add(bo.Key())
 	}
 }
@@ -88,11 +89,11 @@ func (a *Aggregator) enqueueLabelled(ctx context.Context) {
 		}
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(info.GVR.GroupVersion().WithKind(info.Kind + "List"))
-		if err := a.live.List(ctx, list, client.HasLabels{LabelExecutingCount}); err != nil {
+		if err := a.live.List(ctx, list, client.HasLabels{rules.LabelExecutingCount}); err != nil {
 			continue
 		}
 		for _, o := range list.Items {
-			k := ObjectKey{Group: info.GVR.Group, Resource: info.GVR.Resource, Namespace: o.Namespace, Name: o.Name}
+			k := rules.ObjectKey{Group: info.GVR.Group, Resource: info.GVR.Resource, Namespace: o.Namespace, Name: o.Name}
 			a.orphans.Store(k, struct{}{})
 			a.objects.Add(k)
 		}

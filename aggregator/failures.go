@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 )
@@ -79,7 +80,7 @@ type reporter struct {
 
 // objectRef is the Event target of a workload object known by key, or nil when its kind is not
 // known (any more).
-func (r *reporter) objectRef(key ObjectKey) *corev1.ObjectReference {
+func (r *reporter) objectRef(key rules.ObjectKey) *corev1.ObjectReference {
 	info, ok := r.kinds.known(key.GroupResource())
 	if !ok {
 		return nil
@@ -91,7 +92,7 @@ func (r *reporter) objectRef(key ObjectKey) *corev1.ObjectReference {
 // refOf returns the Event target of a work item's key (nil: none).
 func (r *reporter) refOf(key any) *corev1.ObjectReference {
 	switch k := key.(type) {
-	case ObjectKey:
+	case rules.ObjectKey:
 		return r.objectRef(k)
 	case string: // a BindingPolicy
 		return &corev1.ObjectReference{APIVersion: controlv1alpha1.GroupVersion.String(), Kind: "BindingPolicy", Name: k}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
 
 func TestThrottle(t *testing.T) {
@@ -95,16 +97,16 @@ func TestControllerRecoversPanics(t *testing.T) {
 
 func TestOwnWritesForgetResource(t *testing.T) {
 	var w ownWrites
-	w.record(ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "a"}.String(), "1")
-	w.record(ObjectKey{Group: "apps", Resource: "deployments", Name: "b"}.String(), "2")
-	w.record(ObjectKey{Group: "apps", Resource: "deploymentsx", Namespace: "ns", Name: "a"}.String(), "3")
-	w.record(ObjectKey{Resource: "configmaps", Namespace: "ns", Name: "a"}.String(), "4")
+	w.record(rules.ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "a"}.String(), "1")
+	w.record(rules.ObjectKey{Group: "apps", Resource: "deployments", Name: "b"}.String(), "2")
+	w.record(rules.ObjectKey{Group: "apps", Resource: "deploymentsx", Namespace: "ns", Name: "a"}.String(), "3")
+	w.record(rules.ObjectKey{Resource: "configmaps", Namespace: "ns", Name: "a"}.String(), "4")
 	w.record(combinedStatusWriteKey("ns", "a"), "5")
 	w.forgetResource(schema.GroupResource{Group: "apps", Resource: "deployments"})
 	if n := w.len(); n != 3 {
 		t.Errorf("%d writes remembered after forgetting apps/deployments, want 3", n)
 	}
-	if !w.echo(ObjectKey{Group: "apps", Resource: "deploymentsx", Namespace: "ns", Name: "a"}.String(), "3") {
+	if !w.echo(rules.ObjectKey{Group: "apps", Resource: "deploymentsx", Namespace: "ns", Name: "a"}.String(), "3") {
 		t.Errorf("another resource's write was forgotten")
 	}
 	w.forgetResource(schema.GroupResource{Resource: "configmaps"})

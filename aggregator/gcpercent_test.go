@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
 
 func TestSetGCPercent(t *testing.T) {
@@ -74,10 +76,10 @@ func TestStartupGCPercent(t *testing.T) {
 // not while an object waits; never when the context ends first.
 func TestAwaitFirstPass(t *testing.T) {
 	called := make(chan struct{}, 2)
-	a := &Aggregator{objects: newCoalescingQueue[ObjectKey]("first-pass-test", 0), log: logr.Discard(),
+	a := &Aggregator{objects: newCoalescingQueue[rules.ObjectKey]("first-pass-test", 0), log: logr.Discard(),
 		opts: Options{AfterFirstPass: func() { called <- struct{}{} }}}
 	defer a.objects.ShutDown()
-	key := ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "web"}
+	key := rules.ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "web"}
 	a.objects.Add(key)
 	go a.awaitFirstPass(context.Background(), time.Now())
 	select {

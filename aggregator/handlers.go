@@ -8,13 +8,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 )
@@ -106,7 +105,7 @@ func (a *Aggregator) onWorkStatus(o, n client.Object) {
 	a.wecs.update(ows, nws)
 	for _, obj := range []client.Object{o, n} {
 		if ws, ok := obj.(*controlv1alpha1.WorkStatus); ok {
-			k := WorkStatusObject(ws)
+			k := rules.WorkStatusObject(ws)
 			a.pending.mark(k, now)
 			a.objects.Add(k)
 		}
@@ -145,7 +144,7 @@ func (a *Aggregator) onBinding(o, n client.Object) {
 	if ob != nil && nb == nil {
 		a.dests.forget(ob.UID)
 	}
-	for _, k := range changedBound(ob, nb) {
+	for _, k := range rules.ChangedBound(ob, nb) {
 		a.objects.Add(k)
 	}
 	name := nameOf(o, n)
@@ -158,49 +157,6 @@ func (a *Aggregator) onBinding(o, n client.Object) {
 		a.ownWrites.forget(bindingWriteKey(ob.Name))
 	}
 	a.policies.Add(name)
-}
-
-// changedBound lists the objects whose evaluation a Binding change can affect: all of them when
-// the destinations changed (or the Binding appeared or went), else those added, removed, or with
-// another modulation. A new resourceVersion alone changes nothing (the object's own event covers
-// it), so a status write does not fan out to every object of the Binding.
-func changedBound(o, n *controlv1alpha1.Binding) []ObjectKey {
-	if o == nil || n == nil || !slices.Equal(o.Spec.Destinations, n.Spec.Destinations) {
-		var keys []ObjectKey
-		for _, b := range []*controlv1alpha1.Binding{o, n} {
-			if b != nil {
-				for _, bo := range BoundObjects(&b.Spec) {
-					keys = append(keys, bo.Key())
-				}
-			}
-		}
-		return keys
-	}
-	type entry struct {
-		version string
-		mod     controlv1alpha1.DownsyncModulation
-	}
-	index := func(b *controlv1alpha1.Binding) map[ObjectKey]entry {
-		m := map[ObjectKey]entry{}
-		for _, bo := range BoundObjects(&b.Spec) {
-			m[bo.Key()] = entry{bo.GVR.Version, bo.Modulation}
-		}
-		return m
-	}
-	oi, ni := index(o), index(n)
-	var keys []ObjectKey
-	for k, oe := range oi {
-		ne, ok := ni[k]
-		if !ok || ne.version != oe.version || !equality.Semantic.DeepEqual(ne.mod, oe.mod) {
-			keys = append(keys, k)
-		}
-	}
-	for k := range ni {
-		if _, ok := oi[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	return keys
 }
 
 // onCollector: the collector's status, the objects whose bindings reference it, and the
@@ -228,8 +184,8 @@ func (a *Aggregator) onClassifier(o, n client.Object) {
 		return
 	}
 	for i := range bindings.Items {
-		for _, bo := range BoundObjects(&bindings.Items[i].Spec) {
-			if classifierName(bo.GVR) == name {
+		for _, bo := range rules.BoundObjects(&bindings.Items[i].Spec) {
+			if rules.ClassifierName(bo.GVR) == name {
 				a.objects.Add(bo.Key())
 			}
 		}
@@ -244,7 +200,7 @@ func (a *Aggregator) onCombinedStatus(o, n client.Object) {
 			if obj == nil {
 				continue
 			}
-			if k, ok := combinedStatusObject(obj); ok {
+			if k, ok := rules.CombinedStatusObject(obj); ok {
 				a.objects.Add(k)
 			}
 		}
@@ -287,7 +243,7 @@ func statusOnly(info resourceInfo, o, n client.Object) bool {
 // onWorkload: a workload object changed: the policies that may select it, and the object itself.
 // Selection depends only on the object's existence, namespace, name and labels; an update that
 // changes none of them (a status write, statusfold's own included), or only the status-return
-// labels statusfold maintains (returnLabels: the executing count changes with the WECs that
+// labels statusfold maintains (rules.ReturnLabels: the executing count changes with the WECs that
 // report) while no BindingPolicy's objectSelectors name them, changes only the
 // resourceVersion the Bindings record, so it re-resolves only the policies whose Binding lists the
 // object, after versionRefresh (ownVersionRefresh for a status-only change — statusfold's own status
@@ -304,7 +260,7 @@ func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 		if obj == nil {
 			return
 		}
-		key := ObjectKey{Group: info.GVR.Group, Resource: info.GVR.Resource, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+		key := rules.ObjectKey{Group: info.GVR.Group, Resource: info.GVR.Resource, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 		refresh := a.versionRefresh
 		switch {
 		case n == nil:
@@ -326,7 +282,7 @@ func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 		}
 		ctx := context.Background()
 		if o != nil && n != nil && (maps.Equal(o.GetLabels(), n.GetLabels()) ||
-			onlyReturnLabelsChanged(o.GetLabels(), n.GetLabels()) && !a.policiesSelectOn(ctx, returnLabels)) {
+			rules.OnlyReturnLabelsChanged(o.GetLabels(), n.GetLabels()) && !a.policiesSelectOn(ctx, rules.ReturnLabels)) {
 			if o.GetResourceVersion() == n.GetResourceVersion() {
 				return // a resync
 			}
@@ -345,7 +301,7 @@ func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 		}
 		for i := range list.Items {
 			if slices.ContainsFunc(list.Items[i].Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
-				return clauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
+				return rules.ClauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
 			}) {
 				a.policies.Add(list.Items[i].Name)
 			}
@@ -357,29 +313,16 @@ func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 // write or remove: a Binding lists it, or it carries one of the status-return labels (statusfold
 // sets executing-count with every status it returns; KubeStellar the same). Its CombinedStatus
 // objects queue it on their own events, and a Binding that lists it later queues it too
-// (changedBound), so an object for which this is false needs no evaluation when it appears: at
+// (rules.ChangedBound), so an object for which this is false needs no evaluation when it appears: at
 // start, with policies that select by labels only (every resource watched), that is every
 // Namespace, ManagedCluster, ClusterRole… of the WDS. True when the Bindings cannot be read.
-func (a *Aggregator) mayHaveOutputs(key ObjectKey, obj client.Object) bool {
+func (a *Aggregator) mayHaveOutputs(key rules.ObjectKey, obj client.Object) bool {
 	labels := obj.GetLabels()
-	if slices.ContainsFunc(returnLabels, func(l string) bool { _, ok := labels[l]; return ok }) {
+	if slices.ContainsFunc(rules.ReturnLabels, func(l string) bool { _, ok := labels[l]; return ok }) {
 		return true
 	}
 	bindings, err := bindingsListing(context.Background(), a.wdsCache, key)
 	return err != nil || len(bindings) > 0
-}
-
-// onlyReturnLabelsChanged reports whether labels o and n differ, if at all, only in returnLabels.
-func onlyReturnLabelsChanged(o, n map[string]string) bool {
-	differs := func(a, b map[string]string) bool {
-		for k, v := range a {
-			if w, ok := b[k]; (!ok || w != v) && !slices.Contains(returnLabels, k) {
-				return true
-			}
-		}
-		return false
-	}
-	return !differs(o, n) && !differs(n, o)
 }
 
 // policiesSelectOn reports whether some BindingPolicy's objectSelectors name one of keys (in
@@ -392,24 +335,7 @@ func (a *Aggregator) policiesSelectOn(ctx context.Context, keys []string) bool {
 	}
 	for i := range list.Items {
 		for _, c := range list.Items[i].Spec.Downsync {
-			if selectorsName(c.ObjectSelectors, keys) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// selectorsName reports whether a label selector of sels names one of keys.
-func selectorsName(sels []metav1.LabelSelector, keys []string) bool {
-	for _, sel := range sels {
-		for k := range sel.MatchLabels {
-			if slices.Contains(keys, k) {
-				return true
-			}
-		}
-		for _, e := range sel.MatchExpressions {
-			if slices.Contains(keys, e.Key) {
+			if rules.SelectorsName(c.ObjectSelectors, keys) {
 				return true
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/collector"
@@ -55,7 +56,7 @@ func TestIncrementalFeedsMatchFromScratch(t *testing.T) {
 		cols = append(cols, col)
 	}
 	gk := schema.GroupKind{Group: "apps", Kind: "Deployment"}
-	key := ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "app"}
+	key := rules.ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "app"}
 
 	for seed := uint64(1); seed <= 20; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
@@ -222,21 +223,6 @@ func mapsKeys[V any](m map[string]V) func(func(string) bool) {
 	}
 }
 
-func TestUnionSorted(t *testing.T) {
-	cases := []struct{ x, y, want []string }{
-		{nil, nil, nil},
-		{[]string{"a"}, nil, []string{"a"}},
-		{nil, []string{"b"}, []string{"b"}},
-		{[]string{"a", "c", "e"}, []string{"b", "c", "f"}, []string{"a", "b", "c", "e", "f"}},
-		{[]string{"a", "b"}, []string{"a", "b"}, []string{"a", "b"}},
-	}
-	for _, tc := range cases {
-		if got := unionSorted(tc.x, tc.y); !slices.Equal(got, tc.want) {
-			t.Errorf("unionSorted(%v, %v) = %v, want %v", tc.x, tc.y, got, tc.want)
-		}
-	}
-}
-
 // echo reports whether rv is the resourceVersion of one of statusfold's last writes of key.
 func (w *ownWrites) echo(key, rv string) bool {
 	w.mu.Lock()
@@ -326,7 +312,7 @@ func TestOwnWritesHoldEventsDuringAWrite(t *testing.T) {
 	w.end(k, "13")
 	expect("the end of a write whose object was forgotten", 0)
 
-	d := ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "a"}.String()
+	d := rules.ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "a"}.String()
 	w.begin(d)
 	w.seen(d, "14", notEcho)
 	w.forgetResource(schema.GroupResource{Group: "apps", Resource: "deployments"})

@@ -15,6 +15,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/classifier"
 	"github.com/statusfold/statusfold/policy/compactjson"
@@ -58,7 +59,7 @@ type workloadWatches interface {
 // binding is one Binding that lists the object, with the object's entry in it.
 type binding struct {
 	b     *controlv1alpha1.Binding
-	bound BoundObject
+	bound rules.BoundObject
 }
 
 // objectInputs is everything one object's evaluation reads. WorkStatuses and inventory labels
@@ -66,7 +67,7 @@ type binding struct {
 // WECs changed since the previous one costs no more than those WECs.
 type objectInputs struct {
 	g        *gatherer
-	key      ObjectKey
+	key      rules.ObjectKey
 	info     resourceInfo
 	obj      *unstructured.Unstructured // nil: gone
 	bindings []binding
@@ -94,7 +95,7 @@ type objectInputs struct {
 // itself, its resource's ContentClassifier, and which WECs' WorkStatuses changed since its previous
 // evaluation. It starts the resource's watch when a Binding lists the object. An error means the
 // inputs are uncertain: nothing may be removed on them, and the key is retried.
-func (g *gatherer) gather(ctx context.Context, key ObjectKey) (*objectInputs, error) {
+func (g *gatherer) gather(ctx context.Context, key rules.ObjectKey) (*objectInputs, error) {
 	in := &objectInputs{g: g, key: key}
 	// Taken first: a WorkStatus written from now on is in the next evaluation's changed set even
 	// when this evaluation already reads it.
@@ -107,7 +108,7 @@ func (g *gatherer) gather(ctx context.Context, key ObjectKey) (*objectInputs, er
 	}
 	slices.SortFunc(bindings, func(x, y controlv1alpha1.Binding) int { return strings.Compare(x.Name, y.Name) })
 	for i := range bindings {
-		if bo, ok := BoundIn(&bindings[i].Spec, key); ok {
+		if bo, ok := rules.BoundIn(&bindings[i].Spec, key); ok {
 			in.bindings = append(in.bindings, binding{b: &bindings[i], bound: bo})
 		}
 	}
@@ -145,7 +146,7 @@ func (g *gatherer) gather(ctx context.Context, key ObjectKey) (*objectInputs, er
 		}
 	}
 	var cc controlv1alpha1.ContentClassifier
-	if err := g.cache.Get(ctx, client.ObjectKey{Name: classifierName(info.GVR)}, &cc); err == nil {
+	if err := g.cache.Get(ctx, client.ObjectKey{Name: rules.ClassifierName(info.GVR)}, &cc); err == nil {
 		in.pruner, in.prunerRV = g.pruners.get(&cc), cc.ResourceVersion
 	} else if !apierrors.IsNotFound(err) {
 		return nil, err

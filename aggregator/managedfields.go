@@ -5,6 +5,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
 
 // Reading managedFields: what statusfold's field manager (FieldManager) owns in an object.
@@ -19,7 +21,7 @@ func ownsField(obj *unstructured.Unstructured, subresource string, path ...strin
 // the subresource, or nil when that entry does not contain the path.
 func ownedAt(obj *unstructured.Unstructured, subresource string, path ...string) map[string]any {
 	for _, mf := range obj.GetManagedFields() {
-		if mf.Manager != FieldManager || mf.Subresource != subresource || mf.Operation != metav1.ManagedFieldsOperationApply || mf.FieldsV1 == nil {
+		if mf.Manager != rules.FieldManager || mf.Subresource != subresource || mf.Operation != metav1.ManagedFieldsOperationApply || mf.FieldsV1 == nil {
 			continue
 		}
 		var fields map[string]any

@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
 
 // metrics are statusfold's Prometheus metrics, registered with controller-runtime's registry
@@ -23,7 +25,7 @@ type metrics struct {
 	// pacers are the running managers' Pacers (one per manager; several in tests), read by
 	// statusfold_write_delay_seconds.
 	pacersMu sync.Mutex
-	pacers   map[*Pacer[ObjectKey]]struct{}
+	pacers   map[*Pacer[rules.ObjectKey]]struct{}
 }
 
 // errorPlaces are the values of statusfold_errors_total's "where" label (docs/controller.md).
@@ -82,7 +84,7 @@ func newMetrics() *metrics {
 		}
 		m.dropped.WithLabelValues("schema")
 		m.dropped.WithLabelValues("served-schema")
-		m.pacers = map[*Pacer[ObjectKey]]struct{}{}
+		m.pacers = map[*Pacer[rules.ObjectKey]]struct{}{}
 		writeDelay := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "statusfold_write_delay_seconds",
 			Help: "The Pacer's current delay between two writes of one workload object (0: writes at once; at most --max-write-delay).",
@@ -94,7 +96,7 @@ func newMetrics() *metrics {
 }
 
 // addPacer makes p's delay part of statusfold_write_delay_seconds until remove is called.
-func (m *metrics) addPacer(p *Pacer[ObjectKey]) (remove func()) {
+func (m *metrics) addPacer(p *Pacer[rules.ObjectKey]) (remove func()) {
 	m.pacersMu.Lock()
 	defer m.pacersMu.Unlock()
 	m.pacers[p] = struct{}{}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"time"
+
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
 
 // +kubebuilder:rbac:groups=control.kubestellar.io,resources=workstatuses,verbs=get;list;watch
@@ -23,11 +25,11 @@ type objectReconciler struct {
 	pending *eventTimes
 	metrics *metrics
 	// pacer paces the object's writes (nil: not paced); it forgets an object that is gone.
-	pacer *Pacer[ObjectKey]
+	pacer *Pacer[rules.ObjectKey]
 }
 
 // reconcile evaluates one workload object: its CombinedStatus objects and its own status.
-func (r *objectReconciler) reconcile(ctx context.Context, key ObjectKey) error {
+func (r *objectReconciler) reconcile(ctx context.Context, key rules.ObjectKey) error {
 	r.metrics.evaluations.WithLabelValues("object").Inc()
 	eventAt, hadEvent := r.pending.take(key)
 	in, err := r.inputs.gather(ctx, key)

@@ -10,6 +10,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
 
 var pacerT0 = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
@@ -345,10 +347,10 @@ func TestOutcomeOf(t *testing.T) {
 }
 
 func BenchmarkPacer(b *testing.B) {
-	p := NewPacer[ObjectKey](PacerOptions{})
-	keys := make([]ObjectKey, 1000)
+	p := NewPacer[rules.ObjectKey](PacerOptions{})
+	keys := make([]rules.ObjectKey, 1000)
 	for i := range keys {
-		keys[i] = ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: pkey(i)}
+		keys[i] = rules.ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: pkey(i)}
 	}
 	now := pacerT0
 	b.ResetTimer()

@@ -18,6 +18,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
@@ -106,21 +107,21 @@ func (r *policyReconciler) resolve(ctx context.Context, bp *controlv1alpha1.Bind
 	if err := r.inventory.List(ctx, &mcs, client.UnsafeDisableDeepCopy); err != nil {
 		return controlv1alpha1.BindingSpec{}, nil, err
 	}
-	clusters := make([]InventoryCluster, 0, len(mcs.Items))
+	clusters := make([]rules.InventoryCluster, 0, len(mcs.Items))
 	for _, mc := range mcs.Items {
-		clusters = append(clusters, InventoryCluster{Name: mc.Name, Labels: mc.Labels})
+		clusters = append(clusters, rules.InventoryCluster{Name: mc.Name, Labels: mc.Labels})
 	}
 	var wanted []resourceInfo
 	for _, info := range r.catalog.resources(false) {
 		if slices.ContainsFunc(bp.Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
-			return clauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
+			return rules.ClauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
 		}) {
 			wanted = append(wanted, info)
 		}
 	}
 	// All watches start at once and are waited for together.
 	watchErrs := r.watches.ensureAll(ctx, wanted)
-	var objects []WorkloadObject
+	var objects []rules.WorkloadObject
 	unlisted := map[schema.GroupResource]bool{}
 	for _, info := range wanted {
 		if err := watchErrs[info.GVR.GroupResource()]; err != nil {
@@ -136,7 +137,7 @@ func (r *policyReconciler) resolve(ctx context.Context, bp *controlv1alpha1.Bind
 		}
 		for i := range list.Items {
 			o := &list.Items[i]
-			objects = append(objects, WorkloadObject{GVR: info.GVR, Namespaced: info.Namespaced, Namespace: o.GetNamespace(),
+			objects = append(objects, rules.WorkloadObject{GVR: info.GVR, Namespaced: info.Namespaced, Namespace: o.GetNamespace(),
 				Name: o.GetName(), ResourceVersion: o.GetResourceVersion(), Labels: o.GetLabels()})
 		}
 	}
@@ -147,9 +148,9 @@ func (r *policyReconciler) resolve(ctx context.Context, bp *controlv1alpha1.Bind
 		}
 		return n.Labels
 	}
-	spec, errs := ResolveBinding(bp, clusters, objects, nsLabels)
+	spec, errs := rules.ResolveBinding(bp, clusters, objects, nsLabels)
 	if cur != nil {
-		keepBound(&spec, &cur.Spec, unlisted)
+		rules.KeepBound(&spec, &cur.Spec, unlisted)
 	}
 	return spec, errs, nil
 }
@@ -324,7 +325,7 @@ func (r *policyReconciler) pruneWatches(ctx context.Context) error {
 		return err
 	}
 	for i := range bl.Items {
-		for _, bo := range BoundObjects(&bl.Items[i].Spec) {
+		for _, bo := range rules.BoundObjects(&bl.Items[i].Spec) {
 			info, ok, err := r.catalog.lookup(bo.GVR.GroupResource())
 			if err != nil {
 				return nil // uncertain: stop no watch now
@@ -343,7 +344,7 @@ func (r *policyReconciler) pruneWatches(ctx context.Context) error {
 		for i := range pl.Items {
 			for _, info := range resources {
 				if slices.ContainsFunc(pl.Items[i].Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
-					return clauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
+					return rules.ClauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
 				}) {
 					wanted[info.GVR.String()] = true
 				}

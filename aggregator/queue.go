@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
 
 // coalescingQueue is the work queue of one of the reconciler's controllers (the controller's
@@ -157,12 +159,12 @@ func (c *coalescingQueue[K]) started(key K) {
 // the start of the event→write latency.
 type eventTimes struct {
 	mu sync.Mutex
-	m  map[ObjectKey]time.Time
+	m  map[rules.ObjectKey]time.Time
 }
 
-func newEventTimes() *eventTimes { return &eventTimes{m: map[ObjectKey]time.Time{}} }
+func newEventTimes() *eventTimes { return &eventTimes{m: map[rules.ObjectKey]time.Time{}} }
 
-func (e *eventTimes) mark(k ObjectKey, t time.Time) {
+func (e *eventTimes) mark(k rules.ObjectKey, t time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if _, ok := e.m[k]; !ok {
@@ -171,7 +173,7 @@ func (e *eventTimes) mark(k ObjectKey, t time.Time) {
 }
 
 // take returns and forgets the time of k's oldest pending event.
-func (e *eventTimes) take(k ObjectKey) (time.Time, bool) {
+func (e *eventTimes) take(k rules.ObjectKey) (time.Time, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	t, ok := e.m[k]
@@ -295,7 +297,7 @@ func (w *ownWrites) forget(key string) {
 // forgetResource forgets every object of a resource (its informer stopped: no delete event will
 // come for them).
 func (w *ownWrites) forgetResource(gr schema.GroupResource) {
-	prefix := ObjectKey{Group: gr.Group, Resource: gr.Resource}.String()
+	prefix := rules.ObjectKey{Group: gr.Group, Resource: gr.Resource}.String()
 	prefix = strings.TrimSuffix(prefix, "/") // group/resource/
 	w.mu.Lock()
 	var held []heldEvent

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	"k8s.io/client-go/tools/events"
 
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/compactjson"
 )
@@ -70,7 +71,7 @@ func (r *statusReturner) write(ctx context.Context, in *objectInputs) (bool, err
 	if neverWritten[in.key.GroupResource()] {
 		return false, nil
 	}
-	var input ReturnInput
+	var input rules.ReturnInput
 	var qs []string // the qualified WECs, sorted
 	for _, b := range in.bindings {
 		m := b.bound.Modulation
@@ -79,10 +80,10 @@ func (r *statusReturner) write(ctx context.Context, in *objectInputs) (bool, err
 		}
 		input.Singleton = input.Singleton || m.WantSingletonReportedState
 		input.Multi = input.Multi || m.WantMultiWECReportedState
-		qs = unionSorted(qs, r.dests.of(b.b))
+		qs = rules.UnionSorted(qs, r.dests.of(b.b))
 	}
 	input.Qualified = len(qs)
-	if !input.Singleton && !input.Multi && appliedBy(in.obj, FieldManager) {
+	if !input.Singleton && !input.Multi && appliedBy(in.obj, rules.FieldManager) {
 		// Removing statusfold's return: unless the object is returned under another resource.
 		elsewhere, err := r.elsewhere(ctx, in)
 		if err != nil {
@@ -90,12 +91,12 @@ func (r *statusReturner) write(ctx context.Context, in *objectInputs) (bool, err
 		}
 		input.ReturnedElsewhere = elsewhere
 	}
-	d := DecideReturn(input)
-	if d.Mode == ReturnLeave {
+	d := rules.DecideReturn(input)
+	if d.Mode == rules.ReturnLeave {
 		return false, nil
 	}
 	var status map[string]any
-	if d.Mode == ReturnNothing {
+	if d.Mode == rules.ReturnNothing {
 		r.states.forget(in.key)
 	} else {
 		var err error
@@ -108,7 +109,7 @@ func (r *statusReturner) write(ctx context.Context, in *objectInputs) (bool, err
 	}
 	labels := map[string]string{}
 	if d.Label {
-		labels[LabelExecutingCount] = strconv.Itoa(input.Qualified)
+		labels[rules.LabelExecutingCount] = strconv.Itoa(input.Qualified)
 	}
 	if l := d.Mode.Label(); l != "" {
 		labels[l] = "true"
@@ -170,7 +171,7 @@ func (r *statusReturner) computeReturn(in *objectInputs, q []string) (map[string
 	return rs.state.Result()
 }
 
-// writeReturn brings the object's return labels (returnLabels; labels holds those wanted) and
+// writeReturn brings the object's return labels (rules.ReturnLabels; labels holds those wanted) and
 // status to what is wanted, with server-side apply under FieldManager: the labels on the main
 // resource, the status on the status subresource (or both on the main resource for kinds without
 // one). Fields that other managers own are never taken over: a conflict is reported, not forced.
@@ -182,7 +183,7 @@ func (r *statusReturner) writeReturn(ctx context.Context, in *objectInputs, labe
 	}
 	labelOK := true
 	owned := ownedAt(obj, "", "f:metadata", "f:labels")
-	for _, k := range returnLabels {
+	for _, k := range rules.ReturnLabels {
 		want, wanted := labels[k]
 		_, owns := owned["f:"+k]
 		cur, has := obj.GetLabels()[k]

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/classifier"
@@ -19,7 +20,7 @@ import (
 
 // pairKey identifies a (workload object, BindingPolicy) pair.
 type pairKey struct {
-	Object ObjectKey
+	Object rules.ObjectKey
 	Policy types.UID
 }
 
@@ -124,7 +125,7 @@ func (s *tableStore) get(k pairKey, cols []*collector.Collector) *tableState {
 }
 
 // dropExcept forgets the Tables of the object's pairs that are not in keep.
-func (s *tableStore) dropExcept(obj ObjectKey, keep map[pairKey]bool) {
+func (s *tableStore) dropExcept(obj rules.ObjectKey, keep map[pairKey]bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k := range s.m {
@@ -176,7 +177,7 @@ func (c *destsCache) of(b *controlv1alpha1.Binding) []string {
 	if e, ok := c.m[b.UID]; ok && e.rv == b.ResourceVersion {
 		return e.dests
 	}
-	d := Destinations(&b.Spec)
+	d := rules.Destinations(&b.Spec)
 	c.m[b.UID] = destsEntry{rv: b.ResourceVersion, dests: d}
 	return d
 }
@@ -185,33 +186,6 @@ func (c *destsCache) forget(uid types.UID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, uid)
-}
-
-// unionSorted returns the union of two sorted sets; it may return x or y itself.
-func unionSorted(x, y []string) []string {
-	if len(x) == 0 {
-		return y
-	}
-	if len(y) == 0 {
-		return x
-	}
-	out := make([]string, 0, max(len(x), len(y)))
-	i, j := 0, 0
-	for i < len(x) || j < len(y) {
-		switch {
-		case j == len(y) || (i < len(x) && x[i] < y[j]):
-			out = append(out, x[i])
-			i++
-		case i == len(x) || y[j] < x[i]:
-			out = append(out, y[j])
-			j++
-		default:
-			out = append(out, x[i])
-			i++
-			j++
-		}
-	}
-	return out
 }
 
 // reportCache holds each WorkStatus's decoded, pruned report, keyed by UID and valid for one
@@ -269,7 +243,7 @@ func (c *reportCache) len() int {
 // re-created object starts afresh), so an unchanged return is not written again.
 type returnMemo struct {
 	mu sync.Mutex
-	m  map[ObjectKey]memoEntry
+	m  map[rules.ObjectKey]memoEntry
 }
 
 type memoEntry struct {
@@ -279,9 +253,9 @@ type memoEntry struct {
 	skipped []string
 }
 
-func newReturnMemo() *returnMemo { return &returnMemo{m: map[ObjectKey]memoEntry{}} }
+func newReturnMemo() *returnMemo { return &returnMemo{m: map[rules.ObjectKey]memoEntry{}} }
 
-func (r *returnMemo) get(k ObjectKey, uid types.UID) (string, []string) {
+func (r *returnMemo) get(k rules.ObjectKey, uid types.UID) (string, []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e, ok := r.m[k]; ok && e.uid == uid {
@@ -290,13 +264,13 @@ func (r *returnMemo) get(k ObjectKey, uid types.UID) (string, []string) {
 	return "", nil
 }
 
-func (r *returnMemo) set(k ObjectKey, uid types.UID, status string, skipped []string) {
+func (r *returnMemo) set(k rules.ObjectKey, uid types.UID, status string, skipped []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.m[k] = memoEntry{uid: uid, status: status, skipped: skipped}
 }
 
-func (r *returnMemo) forget(k ObjectKey) {
+func (r *returnMemo) forget(k rules.ObjectKey) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.m, k)
@@ -332,15 +306,6 @@ func (p *prunerCache) forget(name string) {
 	delete(p.m, name)
 }
 
-// classifierName is the name of the ContentClassifier for a resource: resource.version.group,
-// or resource.version for the core group (docs/rules.md "ContentClassifier").
-func classifierName(gvr schema.GroupVersionResource) string {
-	if gvr.Group == "" {
-		return gvr.Resource + "." + gvr.Version
-	}
-	return gvr.Resource + "." + gvr.Version + "." + gvr.Group
-}
-
 // returnState is the aggregation engine's incremental State of one object, plus the signature of
 // what each WEC's row was last fed.
 type returnState struct {
@@ -356,12 +321,12 @@ type returnState struct {
 // used by the one worker that holds the object's key.
 type returnStates struct {
 	mu sync.Mutex
-	m  map[ObjectKey]*returnState
+	m  map[rules.ObjectKey]*returnState
 }
 
-func newReturnStates() *returnStates { return &returnStates{m: map[ObjectKey]*returnState{}} }
+func newReturnStates() *returnStates { return &returnStates{m: map[rules.ObjectKey]*returnState{}} }
 
-func (r *returnStates) get(k ObjectKey, gk schema.GroupKind, e aggregationStates) *returnState {
+func (r *returnStates) get(k rules.ObjectKey, gk schema.GroupKind, e aggregationStates) *returnState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rs := r.m[k]
@@ -372,7 +337,7 @@ func (r *returnStates) get(k ObjectKey, gk schema.GroupKind, e aggregationStates
 	return rs
 }
 
-func (r *returnStates) forget(k ObjectKey) {
+func (r *returnStates) forget(k rules.ObjectKey) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.m, k)

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
@@ -13,7 +14,7 @@ import (
 // object's WorkStatuses without listing and copying them, and re-reads only the WECs that changed.
 type wecIndex struct {
 	mu    sync.Mutex
-	m     map[ObjectKey]*objectWECs
+	m     map[rules.ObjectKey]*objectWECs
 	takes uint64 // counts takes over all objects: the epochs
 }
 
@@ -28,9 +29,9 @@ type objectWECs struct {
 	epoch uint64              // of the last take; 0 for a new entry
 }
 
-func newWECIndex() *wecIndex { return &wecIndex{m: map[ObjectKey]*objectWECs{}} }
+func newWECIndex() *wecIndex { return &wecIndex{m: map[rules.ObjectKey]*objectWECs{}} }
 
-func (x *wecIndex) entry(k ObjectKey) *objectWECs {
+func (x *wecIndex) entry(k rules.ObjectKey) *objectWECs {
 	e := x.m[k]
 	if e == nil {
 		e = &objectWECs{one: map[string]*controlv1alpha1.WorkStatus{}}
@@ -51,7 +52,7 @@ func (e *objectWECs) markDirty(wec string) {
 func (x *wecIndex) remove(ws *controlv1alpha1.WorkStatus) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	e := x.entry(WorkStatusObject(ws))
+	e := x.entry(rules.WorkStatusObject(ws))
 	wec := ws.Namespace
 	if list, ok := e.more[wec]; ok {
 		if i := indexNamed(list, ws.Name); i >= 0 {
@@ -73,7 +74,7 @@ func (x *wecIndex) remove(ws *controlv1alpha1.WorkStatus) {
 func (x *wecIndex) upsert(ws *controlv1alpha1.WorkStatus) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	e := x.entry(WorkStatusObject(ws))
+	e := x.entry(rules.WorkStatusObject(ws))
 	wec := ws.Namespace
 	if list, ok := e.more[wec]; ok {
 		// A new slice: readers may hold the old one.
@@ -99,7 +100,7 @@ func (x *wecIndex) upsert(ws *controlv1alpha1.WorkStatus) {
 // update applies an informer event: o is the old object (nil when added), n the new (nil when
 // deleted). A WorkStatus whose source changed leaves its old object's entry.
 func (x *wecIndex) update(o, n *controlv1alpha1.WorkStatus) {
-	if o != nil && (n == nil || WorkStatusObject(o) != WorkStatusObject(n)) {
+	if o != nil && (n == nil || rules.WorkStatusObject(o) != rules.WorkStatusObject(n)) {
 		x.remove(o)
 	}
 	if n != nil {
@@ -120,7 +121,7 @@ const smallDirty = 32
 // objects. An evaluation may feed only the changed WECs into a consumer (a Table, a returned-status
 // State) that the evaluation of epoch prev brought fully up to date; any other consumer must be
 // fed every WEC.
-func (x *wecIndex) take(k ObjectKey) (dirty []string, prev, epoch uint64) {
+func (x *wecIndex) take(k rules.ObjectKey) (dirty []string, prev, epoch uint64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	e := x.entry(k)
@@ -143,7 +144,7 @@ func (x *wecIndex) take(k ObjectKey) (dirty []string, prev, epoch uint64) {
 
 // get returns the WorkStatus that reports k from wec — the newest by creation when a mailbox
 // holds two — or nil.
-func (x *wecIndex) get(k ObjectKey, wec string) *controlv1alpha1.WorkStatus {
+func (x *wecIndex) get(k rules.ObjectKey, wec string) *controlv1alpha1.WorkStatus {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	e := x.m[k]
@@ -151,7 +152,7 @@ func (x *wecIndex) get(k ObjectKey, wec string) *controlv1alpha1.WorkStatus {
 		return nil
 	}
 	if list, ok := e.more[wec]; ok {
-		return NewestWorkStatus(list)
+		return rules.NewestWorkStatus(list)
 	}
 	return e.one[wec]
 }

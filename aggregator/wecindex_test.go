@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
@@ -23,8 +24,8 @@ func TestWECIndex(t *testing.T) {
 		w.Spec.SourceRef = controlv1alpha1.SourceRef{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespace: "ns", Name: obj}
 		return w
 	}
-	k := ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "web"}
-	other := ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "db"}
+	k := rules.ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "web"}
+	other := rules.ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "db"}
 	x := newWECIndex()
 	takeDirty := func() []string {
 		d, _, _ := x.take(k)

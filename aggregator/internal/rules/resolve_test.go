@@ -1,17 +1,13 @@
-package aggregator
+package rules
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
@@ -166,57 +162,6 @@ func TestCombineModulation(t *testing.T) {
 	}
 }
 
-func TestContains(t *testing.T) {
-	cases := []struct {
-		name       string
-		have, want any
-		ok         bool
-	}{
-		{"subset of a map", map[string]any{"a": int64(1), "b": "x"}, map[string]any{"a": float64(1)}, true},
-		{"different value", map[string]any{"a": int64(1)}, map[string]any{"a": int64(2)}, false},
-		{"missing key", map[string]any{}, map[string]any{"a": true}, false},
-		{"lists element by element", []any{map[string]any{"t": "R", "x": 1}}, []any{map[string]any{"t": "R"}}, true},
-		{"lists of different length", []any{int64(1)}, []any{int64(1), int64(2)}, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := contains(tc.have, tc.want); got != tc.ok {
-				t.Errorf("contains = %v, want %v", got, tc.ok)
-			}
-		})
-	}
-}
-
-func TestConflictFieldsAndRemoval(t *testing.T) {
-	err := apierrors.NewApplyConflict([]metav1.StatusCause{
-		{Type: metav1.CauseTypeFieldManagerConflict, Message: `conflict with "other"`, Field: ".status.readyReplicas"},
-		{Type: metav1.CauseTypeFieldManagerConflict, Message: `conflict with "other"`, Field: `.status.conditions[type="Available"].status`},
-	}, "conflicts")
-	fields := conflictFields(fmt.Errorf("apply: %w", err))
-	want := []string{".status.readyReplicas", `.status.conditions[type="Available"].status`}
-	if !slices.Equal(fields, want) {
-		t.Fatalf("conflictFields = %v, want %v", fields, want)
-	}
-	obj := map[string]any{"status": map[string]any{"readyReplicas": int64(1), "replicas": int64(3), "conditions": []any{}}}
-	if !removeFields(obj, fields) {
-		t.Fatal("removeFields removed nothing")
-	}
-	wantObj := map[string]any{"status": map[string]any{"replicas": int64(3)}}
-	if !equality.Semantic.DeepEqual(obj, wantObj) {
-		t.Errorf("after removal %v, want %v", obj, wantObj)
-	}
-	if removeFields(obj, []string{".status", ".status.absent"}) {
-		t.Error("removeFields reported removing the whole status or an absent field")
-	}
-	invalid := apierrors.NewInvalid(schema.GroupKind{Group: "batch", Kind: "Job"}, "pi", field.ErrorList{
-		field.Invalid(field.NewPath("status", "completionTime"), "2026-11-26T01:24:51Z", "cannot set completionTime when there is no Complete=True condition"),
-		field.Invalid(field.NewPath("metadata", "labels"), "x", "never dropped"),
-	})
-	if got := invalidStatusFields(fmt.Errorf("apply: %w", invalid)); !slices.Equal(got, []string{"status.completionTime"}) {
-		t.Errorf("invalidStatusFields = %v, want [status.completionTime]", got)
-	}
-}
-
 func TestChangedBound(t *testing.T) {
 	entry := func(name, rv string, collectors ...string) controlv1alpha1.NamespaceScopeDownsyncClause {
 		c := controlv1alpha1.NamespaceScopeDownsyncClause{}
@@ -252,7 +197,7 @@ func TestChangedBound(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := changedBound(tc.o, tc.n)
+			got := ChangedBound(tc.o, tc.n)
 			slices.SortFunc(got, func(x, y ObjectKey) int { return strings.Compare(x.String(), y.String()) })
 			slices.SortFunc(tc.want, func(x, y ObjectKey) int { return strings.Compare(x.String(), y.String()) })
 			if !slices.Equal(got, tc.want) {

@@ -1,4 +1,4 @@
-package aggregator
+package rules
 
 import (
 	"slices"
@@ -90,14 +90,14 @@ func TestOnlyReturnLabelsChanged(t *testing.T) {
 			map[string]string{LabelExecutingCount: "1", "tier": "front"}, false},
 		{"a user's label removed", map[string]string{"tier": "front"}, map[string]string{}, false},
 	} {
-		if got := onlyReturnLabelsChanged(tc.o, tc.n); got != tc.want {
+		if got := OnlyReturnLabelsChanged(tc.o, tc.n); got != tc.want {
 			t.Errorf("%s: onlyReturnLabelsChanged(%v, %v) = %v, want %v", tc.name, tc.o, tc.n, got, tc.want)
 		}
 	}
 }
 
 func TestSelectorsName(t *testing.T) {
-	keys := returnLabels
+	keys := ReturnLabels
 	for _, tc := range []struct {
 		name string
 		sels []metav1.LabelSelector
@@ -111,7 +111,7 @@ func TestSelectorsName(t *testing.T) {
 		{"matchExpressions names the singleton label", []metav1.LabelSelector{{MatchExpressions: []metav1.LabelSelectorRequirement{
 			{Key: LabelSingletonStatus, Operator: metav1.LabelSelectorOpDoesNotExist}}}}, true},
 	} {
-		if got := selectorsName(tc.sels, keys); got != tc.want {
+		if got := SelectorsName(tc.sels, keys); got != tc.want {
 			t.Errorf("%s: selectorsName = %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package aggregator
+package rules
 
 import (
 	"cmp"
@@ -36,9 +36,9 @@ func (o WorkloadObject) Key() ObjectKey {
 // matchAll reports whether a list of names accepts everything: empty, or containing "*".
 func matchAll(list []string) bool { return len(list) == 0 || slices.Contains(list, "*") }
 
-// clauseWantsResource reports whether a downsync clause can match objects of the resource gr;
+// ClauseWantsResource reports whether a downsync clause can match objects of the resource gr;
 // binding resolution watches exactly the resources that some clause wants.
-func clauseWantsResource(t *controlv1alpha1.DownsyncObjectTest, gr schema.GroupResource) bool {
+func ClauseWantsResource(t *controlv1alpha1.DownsyncObjectTest, gr schema.GroupResource) bool {
 	if t.APIGroup != nil && *t.APIGroup != gr.Group {
 		return false
 	}
@@ -66,7 +66,7 @@ func selectorsMatch(sels []metav1.LabelSelector, set map[string]string, fldPath 
 // nsLabels are the labels of the object's Namespace (nil for a cluster-scoped object or an
 // unknown namespace).
 func matchClause(t *controlv1alpha1.DownsyncObjectTest, obj *WorkloadObject, nsLabels map[string]string, fldPath *field.Path) (bool, field.ErrorList) {
-	if !clauseWantsResource(t, obj.GVR.GroupResource()) {
+	if !ClauseWantsResource(t, obj.GVR.GroupResource()) {
 		return false, nil
 	}
 	if !matchAll(t.ObjectNames) && !slices.Contains(t.ObjectNames, obj.Name) {
@@ -194,9 +194,9 @@ func sortWorkload(spec *controlv1alpha1.BindingSpec) {
 	})
 }
 
-// keepBound adds to spec the objects that cur (the Binding as written) lists for the resources in
+// KeepBound adds to spec the objects that cur (the Binding as written) lists for the resources in
 // unknown, unchanged: resources whose objects cannot be listed now keep their last known entries.
-func keepBound(spec, cur *controlv1alpha1.BindingSpec, unknown map[schema.GroupResource]bool) {
+func KeepBound(spec, cur *controlv1alpha1.BindingSpec, unknown map[schema.GroupResource]bool) {
 	if cur == nil || len(unknown) == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package aggregator
+package rules
 
 // ReturnMode is what statusfold puts into a workload object's own `.status` (docs/rules.md "Status return").
 type ReturnMode int
