@@ -18,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/statusfold/statusfold/aggregator/internal/echo"
+	"github.com/statusfold/statusfold/aggregator/internal/pacing"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
@@ -41,11 +43,11 @@ type Aggregator struct {
 	report   *reporter
 
 	// The controllers' queues (the event handlers feed them) and reconcilers.
-	objects  *coalescingQueue[rules.ObjectKey]
-	policies *coalescingQueue[string]
-	kinds    *coalescingQueue[kindKey]
+	objects  *pacing.CoalescingQueue[rules.ObjectKey]
+	policies *pacing.CoalescingQueue[string]
+	kinds    *pacing.CoalescingQueue[kindKey]
 	// pacer paces the objects controller's writes (nil: Options.MaxWriteDelay turns it off).
-	pacer *Pacer[rules.ObjectKey]
+	pacer *pacing.Pacer[rules.ObjectKey]
 
 	objectR *objectReconciler
 	policyR *policyReconciler
@@ -57,7 +59,7 @@ type Aggregator struct {
 	pruners    *prunerCache
 	dests      *destsCache
 	pending    *eventTimes
-	ownWrites  *ownWrites
+	ownWrites  *echo.OwnWrites
 	clusterGen *atomic.Uint64
 	orphans    *sync.Map // ObjectKey → struct{}: see gatherer.orphans
 	watches    *watcher
@@ -114,9 +116,9 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		return nil, fmt.Errorf("aggregator: aggregation engine: %w", err)
 	}
 	log := mgr.GetLogger().WithName("aggregator")
-	var pacer *Pacer[rules.ObjectKey] // paces the objects controller's writes (docs/controller.md, "Pacing writes")
+	var pacer *pacing.Pacer[rules.ObjectKey] // paces the objects controller's writes (docs/controller.md, "Pacing writes")
 	if opts.MaxWriteDelay > 0 {
-		pacer = NewPacer[rules.ObjectKey](PacerOptions{MaxDelay: opts.MaxWriteDelay, DepthHigh: 4 * opts.Workers, DepthLow: opts.Workers})
+		pacer = pacing.NewPacer[rules.ObjectKey](pacing.PacerOptions{MaxDelay: opts.MaxWriteDelay, DepthHigh: 4 * opts.Workers, DepthLow: opts.Workers})
 	}
 	recorder := mgr.GetEventRecorder(rules.FieldManager)
 	a := &Aggregator{
@@ -127,17 +129,17 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		its:      its,
 		catalog:  newCatalog(disc, opts.CatalogRefresh),
 		metrics:  newMetrics(),
-		objects:  newPacedCoalescingQueue(controllerObjects, opts.CoalesceDelay, pacer, clock.RealClock{}),
+		objects:  pacing.NewPacedCoalescingQueue(controllerObjects, opts.CoalesceDelay, pacer, clock.RealClock{}),
 		pacer:    pacer,
-		policies: newCoalescingQueue[string](controllerPolicies, opts.CoalesceDelay),
-		kinds:    newCoalescingQueue[kindKey](controllerKinds, opts.CoalesceDelay),
+		policies: pacing.NewCoalescingQueue[string](controllerPolicies, opts.CoalesceDelay),
+		kinds:    pacing.NewCoalescingQueue[kindKey](controllerKinds, opts.CoalesceDelay),
 
 		wecs:       newWECIndex(),
 		reports:    newReportCache(),
 		pruners:    newPrunerCache(),
 		dests:      newDestsCache(),
 		pending:    newEventTimes(),
-		ownWrites:  &ownWrites{},
+		ownWrites:  &echo.OwnWrites{},
 		clusterGen: &atomic.Uint64{},
 		orphans:    &sync.Map{},
 

@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusfold/statusfold/aggregator/internal/pacing"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
@@ -58,7 +59,7 @@ type writer struct {
 	metrics     *metrics
 	// pacer receives the writes of workload objects' CombinedStatuses and returned status
 	// (sendFor, observe); nil: not paced. Binding and our kinds' writes are not paced.
-	pacer    *Pacer[rules.ObjectKey]
+	pacer    *pacing.Pacer[rules.ObjectKey]
 	log      logr.Logger
 	recorder events.EventRecorder
 }
@@ -134,7 +135,7 @@ func (w *writer) send(ctx context.Context, o outgoing, subresource string, force
 
 // sendFor is send for a write of kind made for workload object key (its CombinedStatus or its
 // returned status and labels): the write is reported to the Pacer, whatever its outcome.
-func (w *writer) sendFor(ctx context.Context, key rules.ObjectKey, kind WriteKind, o outgoing, subresource string, force bool, what string) error {
+func (w *writer) sendFor(ctx context.Context, key rules.ObjectKey, kind pacing.WriteKind, o outgoing, subresource string, force bool, what string) error {
 	start := time.Now()
 	err := w.send(ctx, o, subresource, force, what)
 	w.observe(key, kind, start, err)
@@ -143,11 +144,11 @@ func (w *writer) sendFor(ctx context.Context, key rules.ObjectKey, kind WriteKin
 
 // observe reports a write of kind made for workload object key, started at start and ended now
 // with err, to the Pacer (docs/controller.md, "Pacing writes").
-func (w *writer) observe(key rules.ObjectKey, kind WriteKind, start time.Time, err error) {
+func (w *writer) observe(key rules.ObjectKey, kind pacing.WriteKind, start time.Time, err error) {
 	end := time.Now()
 	w.metrics.durations.WithLabelValues(kind.String()).Observe(end.Sub(start).Seconds())
 	if w.pacer != nil {
-		w.pacer.ObserveWrite(key, kind, start, end, OutcomeOf(err))
+		w.pacer.ObserveWrite(key, kind, start, end, pacing.OutcomeOf(err))
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusfold/statusfold/aggregator/internal/echo"
+	"github.com/statusfold/statusfold/aggregator/internal/pacing"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/collector"
@@ -39,7 +41,7 @@ type combinedStatusWriter struct {
 	tables    *tableStore
 	dests     *destsCache
 	writer    *writer
-	ownWrites *ownWrites
+	ownWrites *echo.OwnWrites
 	metrics   *metrics
 }
 
@@ -88,7 +90,7 @@ func (w *combinedStatusWriter) sync(ctx context.Context, in *objectInputs) (bool
 		cs = cs.DeepCopy() // shared with the cache
 		start := time.Now()
 		err := w.wds.Delete(ctx, cs, client.Preconditions{UID: &cs.UID})
-		w.writer.observe(in.key, WriteCombinedStatus, start, client.IgnoreNotFound(err))
+		w.writer.observe(in.key, pacing.WriteCombinedStatus, start, client.IgnoreNotFound(err))
 		if client.IgnoreNotFound(err) != nil {
 			return wrote, err
 		}
@@ -171,10 +173,10 @@ func (w *combinedStatusWriter) write(ctx context.Context, key rules.ObjectKey, c
 	if w.servedCurrent(o, &cur) {
 		return false, nil
 	}
-	own, written := combinedStatusWriteKey(cs.Namespace, cs.Name), ""
-	w.ownWrites.begin(own)
-	defer func() { w.ownWrites.end(own, written) }()
-	if err := w.writer.sendFor(ctx, key, WriteCombinedStatus, o, "", true, "combinedstatus"); err != nil {
+	own, written := echo.CombinedStatusWriteKey(cs.Namespace, cs.Name), ""
+	w.ownWrites.Begin(own)
+	defer func() { w.ownWrites.End(own, written) }()
+	if err := w.writer.sendFor(ctx, key, pacing.WriteCombinedStatus, o, "", true, "combinedstatus"); err != nil {
 		return true, err
 	}
 	written = u.GetResourceVersion()

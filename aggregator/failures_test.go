@@ -8,9 +8,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/statusfold/statusfold/aggregator/internal/rules"
+	"github.com/statusfold/statusfold/aggregator/internal/pacing"
 )
 
 func TestThrottle(t *testing.T) {
@@ -64,9 +63,9 @@ func TestControllerRecoversPanics(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []report
-			q := newCoalescingQueue[string]("test_"+tc.name, 0)
+			q := pacing.NewCoalescingQueue[string]("test_"+tc.name, 0)
 			defer q.ShutDown()
-			c, err := newController("test_"+tc.name, logr.Discard(), q, q.limiter, 1, tc.do, func(k string, err error, n int) {
+			c, err := newController("test_"+tc.name, logr.Discard(), q, q.Limiter, 1, tc.do, func(k string, err error, n int) {
 				got = append(got, report{k, err, n})
 			})
 			if err != nil {
@@ -92,25 +91,5 @@ func TestControllerRecoversPanics(t *testing.T) {
 				t.Errorf("reported error has a stack: %v, want %v", hasStack, tc.wantStack)
 			}
 		})
-	}
-}
-
-func TestOwnWritesForgetResource(t *testing.T) {
-	var w ownWrites
-	w.record(rules.ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "a"}.String(), "1")
-	w.record(rules.ObjectKey{Group: "apps", Resource: "deployments", Name: "b"}.String(), "2")
-	w.record(rules.ObjectKey{Group: "apps", Resource: "deploymentsx", Namespace: "ns", Name: "a"}.String(), "3")
-	w.record(rules.ObjectKey{Resource: "configmaps", Namespace: "ns", Name: "a"}.String(), "4")
-	w.record(combinedStatusWriteKey("ns", "a"), "5")
-	w.forgetResource(schema.GroupResource{Group: "apps", Resource: "deployments"})
-	if n := w.len(); n != 3 {
-		t.Errorf("%d writes remembered after forgetting apps/deployments, want 3", n)
-	}
-	if !w.echo(rules.ObjectKey{Group: "apps", Resource: "deploymentsx", Namespace: "ns", Name: "a"}.String(), "3") {
-		t.Errorf("another resource's write was forgotten")
-	}
-	w.forgetResource(schema.GroupResource{Resource: "configmaps"})
-	if n := w.len(); n != 2 {
-		t.Errorf("%d writes remembered after forgetting configmaps, want 2", n)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/statusfold/statusfold/aggregator/internal/pacing"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
 
@@ -76,7 +77,7 @@ func TestStartupGCPercent(t *testing.T) {
 // not while an object waits; never when the context ends first.
 func TestAwaitFirstPass(t *testing.T) {
 	called := make(chan struct{}, 2)
-	a := &Aggregator{objects: newCoalescingQueue[rules.ObjectKey]("first-pass-test", 0), log: logr.Discard(),
+	a := &Aggregator{objects: pacing.NewCoalescingQueue[rules.ObjectKey]("first-pass-test", 0), log: logr.Discard(),
 		opts: Options{AfterFirstPass: func() { called <- struct{}{} }}}
 	defer a.objects.ShutDown()
 	key := rules.ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "web"}

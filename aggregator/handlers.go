@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusfold/statusfold/aggregator/internal/echo"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
@@ -150,11 +151,11 @@ func (a *Aggregator) onBinding(o, n client.Object) {
 	name := nameOf(o, n)
 	if nb != nil && ob != nil {
 		// statusfold's own write is dropped: its reconcile already wrote the status it implies.
-		a.ownWrites.seen(bindingWriteKey(nb.Name), nb.ResourceVersion, func() { a.policies.Add(name) })
+		a.ownWrites.Seen(echo.BindingWriteKey(nb.Name), nb.ResourceVersion, func() { a.policies.Add(name) })
 		return
 	}
 	if ob != nil && nb == nil {
-		a.ownWrites.forget(bindingWriteKey(ob.Name))
+		a.ownWrites.Forget(echo.BindingWriteKey(ob.Name))
 	}
 	a.policies.Add(name)
 }
@@ -206,11 +207,11 @@ func (a *Aggregator) onCombinedStatus(o, n client.Object) {
 		}
 	}
 	if n != nil {
-		a.ownWrites.seen(combinedStatusWriteKey(n.GetNamespace(), n.GetName()), n.GetResourceVersion(), putBack)
+		a.ownWrites.Seen(echo.CombinedStatusWriteKey(n.GetNamespace(), n.GetName()), n.GetResourceVersion(), putBack)
 		return
 	}
 	if o != nil {
-		a.ownWrites.forget(combinedStatusWriteKey(o.GetNamespace(), o.GetName()))
+		a.ownWrites.Forget(echo.CombinedStatusWriteKey(o.GetNamespace(), o.GetName()))
 	}
 	putBack()
 }
@@ -264,12 +265,12 @@ func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 		refresh := a.versionRefresh
 		switch {
 		case n == nil:
-			a.ownWrites.forget(key.String())
+			a.ownWrites.Forget(key.String())
 			a.objects.Add(key)
 		case o == nil && !a.mayHaveOutputs(key, n):
 			// A new object that no Binding lists and that carries no return label: nothing of
 			// statusfold's to write or remove for it (a Binding that lists it later queues it).
-		case a.ownWrites.seen(key.String(), n.GetResourceVersion(), func() { a.objects.Add(key) }):
+		case a.ownWrites.Seen(key.String(), n.GetResourceVersion(), func() { a.objects.Add(key) }):
 			// The echo of statusfold's own status return. (One that arrives before the return's
 			// answer is held by ownWrites, and takes the shorter refresh below.)
 			refresh = a.ownVersionRefresh

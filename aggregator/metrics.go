@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/statusfold/statusfold/aggregator/internal/pacing"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
 
@@ -25,7 +26,7 @@ type metrics struct {
 	// pacers are the running managers' Pacers (one per manager; several in tests), read by
 	// statusfold_write_delay_seconds.
 	pacersMu sync.Mutex
-	pacers   map[*Pacer[rules.ObjectKey]]struct{}
+	pacers   map[*pacing.Pacer[rules.ObjectKey]]struct{}
 }
 
 // errorPlaces are the values of statusfold_errors_total's "where" label (docs/controller.md).
@@ -79,12 +80,12 @@ func newMetrics() *metrics {
 		for _, where := range errorPlaces {
 			m.errors.WithLabelValues(where)
 		}
-		for k := range writeKinds {
+		for k := range pacing.WriteKinds {
 			m.durations.WithLabelValues(k.String())
 		}
 		m.dropped.WithLabelValues("schema")
 		m.dropped.WithLabelValues("served-schema")
-		m.pacers = map[*Pacer[rules.ObjectKey]]struct{}{}
+		m.pacers = map[*pacing.Pacer[rules.ObjectKey]]struct{}{}
 		writeDelay := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "statusfold_write_delay_seconds",
 			Help: "The Pacer's current delay between two writes of one workload object (0: writes at once; at most --max-write-delay).",
@@ -96,7 +97,7 @@ func newMetrics() *metrics {
 }
 
 // addPacer makes p's delay part of statusfold_write_delay_seconds until remove is called.
-func (m *metrics) addPacer(p *Pacer[rules.ObjectKey]) (remove func()) {
+func (m *metrics) addPacer(p *pacing.Pacer[rules.ObjectKey]) (remove func()) {
 	m.pacersMu.Lock()
 	defer m.pacersMu.Unlock()
 	m.pacers[p] = struct{}{}

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/statusfold/statusfold/aggregator/internal/pacing"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
 
@@ -25,7 +26,7 @@ type objectReconciler struct {
 	pending *eventTimes
 	metrics *metrics
 	// pacer paces the object's writes (nil: not paced); it forgets an object that is gone.
-	pacer *Pacer[rules.ObjectKey]
+	pacer *pacing.Pacer[rules.ObjectKey]
 }
 
 // reconcile evaluates one workload object: its CombinedStatus objects and its own status.

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	"k8s.io/client-go/rest"
 
+	"github.com/statusfold/statusfold/aggregator/internal/pacing"
 	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/collector"
 )
@@ -28,7 +29,7 @@ const (
 const (
 	DefaultCoalesceDelay = 0
 	// DefaultMaxWriteDelay caps the Pacer's delay of the objects controller's writes.
-	DefaultMaxWriteDelay = DefaultPacerMaxDelay
+	DefaultMaxWriteDelay = pacing.DefaultPacerMaxDelay
 	// PacingOff, as Options.MaxWriteDelay, turns the pacing of writes off.
 	PacingOff time.Duration = -1
 	// DefaultWorkers is how many workload objects are evaluated in parallel. A worker spends

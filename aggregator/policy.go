@@ -18,6 +18,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusfold/statusfold/aggregator/internal/echo"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
@@ -40,7 +41,7 @@ type policyReconciler struct {
 	wds       client.Writer // deletes orphaned Bindings
 	catalog   *catalog
 	watches   *watcher
-	ownWrites *ownWrites
+	ownWrites *echo.OwnWrites
 	compiler  collectorCompiler
 	writer    *writer
 	report    *reporter
@@ -172,9 +173,9 @@ func (r *policyReconciler) applyBinding(ctx context.Context, bp *controlv1alpha1
 	if err != nil {
 		return nil, err
 	}
-	own, rv := bindingWriteKey(bp.Name), ""
-	r.ownWrites.begin(own)
-	defer func() { r.ownWrites.end(own, rv) }()
+	own, rv := echo.BindingWriteKey(bp.Name), ""
+	r.ownWrites.Begin(own)
+	defer func() { r.ownWrites.End(own, rv) }()
 	if err := r.writer.apply(ctx, u, "", true, "binding"); err != nil {
 		return nil, err
 	}
@@ -354,7 +355,7 @@ func (r *policyReconciler) pruneWatches(ctx context.Context) error {
 	stopped, err := r.watches.stopExcept(ctx, resources, wanted)
 	for _, info := range stopped {
 		// No delete event will come for the objects of a stopped informer.
-		r.ownWrites.forgetResource(info.GVR.GroupResource())
+		r.ownWrites.ForgetResource(info.GVR.GroupResource())
 	}
 	return err
 }

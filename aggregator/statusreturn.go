@@ -17,6 +17,8 @@ import (
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	"k8s.io/client-go/tools/events"
 
+	"github.com/statusfold/statusfold/aggregator/internal/echo"
+	"github.com/statusfold/statusfold/aggregator/internal/pacing"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/compactjson"
@@ -48,7 +50,7 @@ type statusReturner struct {
 	dests     *destsCache
 	writer    *writer
 	report    *reporter
-	ownWrites *ownWrites
+	ownWrites *echo.OwnWrites
 	metrics   *metrics
 	log       logr.Logger
 	recorder  events.EventRecorder
@@ -272,10 +274,10 @@ func (r *statusReturner) writeReturn(ctx context.Context, in *objectInputs, labe
 func (r *statusReturner) applyReturn(ctx context.Context, u *unstructured.Unstructured, sub string, in *objectInputs) ([]string, error) {
 	var owned, rejected, left []string
 	own, written := in.key.String(), ""
-	r.ownWrites.begin(own)
-	defer func() { r.ownWrites.end(own, written) }()
+	r.ownWrites.Begin(own)
+	defer func() { r.ownWrites.End(own, written) }()
 	for attempt := 0; ; attempt++ {
-		err := r.writer.sendFor(ctx, in.key, WriteReturnedStatus, r.writer.prepare(u), sub, false, "status")
+		err := r.writer.sendFor(ctx, in.key, pacing.WriteReturnedStatus, r.writer.prepare(u), sub, false, "status")
 		if err == nil {
 			written = u.GetResourceVersion()
 			break

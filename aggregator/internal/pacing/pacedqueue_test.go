@@ -1,4 +1,4 @@
-package aggregator
+package pacing
 
 import (
 	"errors"
@@ -10,17 +10,17 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 )
 
-func newTestPacedQueue(t *testing.T, delay time.Duration) (*coalescingQueue[string], *testingclock.FakeClock) {
+func newTestPacedQueue(t *testing.T, delay time.Duration) (*CoalescingQueue[string], *testingclock.FakeClock) {
 	t.Helper()
 	clk := testingclock.NewFakeClock(pacerT0)
-	q := newPacedCoalescingQueue("test_paced_"+t.Name(), delay, NewPacer[string](PacerOptions{}), clk)
+	q := NewPacedCoalescingQueue("test_paced_"+t.Name(), delay, NewPacer[string](PacerOptions{}), clk)
 	t.Cleanup(q.ShutDown)
 	return q, clk
 }
 
 // eventuallyLen waits (in real time: the delaying queue moves keys in its own goroutine) until
 // q holds n ready keys.
-func eventuallyLen(t *testing.T, q *coalescingQueue[string], n int) {
+func eventuallyLen(t *testing.T, q *CoalescingQueue[string], n int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for q.Len() != n {
@@ -31,14 +31,14 @@ func eventuallyLen(t *testing.T, q *coalescingQueue[string], n int) {
 	}
 }
 
-// observe reports a write of key lasting l on clk, with err, to q's Pacer (as writer.observe does).
-func observe(q *coalescingQueue[string], clk *testingclock.FakeClock, key string, l time.Duration, err error) {
+// observe reports a write of key lasting l on clk, with err, to q's Pacer (as the writer package's observe does).
+func observe(q *CoalescingQueue[string], clk *testingclock.FakeClock, key string, l time.Duration, err error) {
 	start := clk.Now()
 	clk.Step(l)
 	q.pacer.ObserveWrite(key, WriteCombinedStatus, start, clk.Now(), OutcomeOf(err))
 }
 
-// TestPacedQueue pins the objects controller's queue with its Pacer (Options.MaxWriteDelay):
+// TestPacedQueue pins the objects controller's queue with its Pacer (aggregator.Options.MaxWriteDelay):
 // when idle a key just written is ready at once; under pressure a second Add of a just-written
 // key waits the Pacer's delay (Adds meanwhile join it) while a key not written is ready at once;
 // and CoalesceDelay stays a fixed minimum.

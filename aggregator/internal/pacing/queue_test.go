@@ -1,17 +1,17 @@
-package aggregator
+package pacing
 
 import (
 	"testing"
 	"time"
 )
 
-// TestCoalescingQueue pins Options.CoalesceDelay's semantics on the queue the controllers get: with
+// TestCoalescingQueue pins aggregator.Options.CoalesceDelay's semantics on the queue the controllers get: with
 // delay 0 every Add is ready at once; with a delay, a key processed less than the delay ago is
 // ready only when the delay has passed, however many times it is added meanwhile (one item), and
 // a rate-limited requeue (a failed reconcile) follows the rate limiter, not the delay.
 func TestCoalescingQueue(t *testing.T) {
 	const delay = 300 * time.Millisecond
-	take := func(t *testing.T, q *coalescingQueue[string]) {
+	take := func(t *testing.T, q *CoalescingQueue[string]) {
 		t.Helper()
 		k, quit := q.Get()
 		if quit || k != "k" {
@@ -20,7 +20,7 @@ func TestCoalescingQueue(t *testing.T) {
 		q.Done(k)
 	}
 	t.Run("no delay", func(t *testing.T) {
-		q := newCoalescingQueue[string]("test_coalesce_none", 0)
+		q := NewCoalescingQueue[string]("test_coalesce_none", 0)
 		defer q.ShutDown()
 		q.Add("k")
 		take(t, q)
@@ -31,7 +31,7 @@ func TestCoalescingQueue(t *testing.T) {
 		}
 	})
 	t.Run("delay", func(t *testing.T) {
-		q := newCoalescingQueue[string]("test_coalesce_delay", delay)
+		q := NewCoalescingQueue[string]("test_coalesce_delay", delay)
 		defer q.ShutDown()
 		q.Add("k")
 		if n := q.Len(); n != 1 {
@@ -56,7 +56,7 @@ func TestCoalescingQueue(t *testing.T) {
 	t.Run("rate-limited requeue", func(t *testing.T) {
 		// With an hour's delay, a requeue that followed the delay would never come back within
 		// the test; the rate limiter's first step is milliseconds.
-		q := newCoalescingQueue[string]("test_coalesce_requeue", time.Hour)
+		q := NewCoalescingQueue[string]("test_coalesce_requeue", time.Hour)
 		defer q.ShutDown()
 		q.Add("k")
 		k, _ := q.Get()
