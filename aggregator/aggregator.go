@@ -19,7 +19,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/statusfold/statusfold/aggregator/internal/echo"
+	"github.com/statusfold/statusfold/aggregator/internal/index"
+	"github.com/statusfold/statusfold/aggregator/internal/itscache"
+	"github.com/statusfold/statusfold/aggregator/internal/metrics"
 	"github.com/statusfold/statusfold/aggregator/internal/pacing"
+	"github.com/statusfold/statusfold/aggregator/internal/report"
+	"github.com/statusfold/statusfold/aggregator/internal/resources"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
@@ -38,14 +43,14 @@ type Aggregator struct {
 	wdsCache cache.Cache
 	live     client.Reader // uncached reads of the WDS
 	its      cluster.Cluster
-	catalog  *catalog
-	metrics  *metrics
-	report   *reporter
+	catalog  *resources.Catalog
+	metrics  *metrics.Metrics
+	report   *report.Reporter
 
 	// The controllers' queues (the event handlers feed them) and reconcilers.
 	objects  *pacing.CoalescingQueue[rules.ObjectKey]
 	policies *pacing.CoalescingQueue[string]
-	kinds    *pacing.CoalescingQueue[kindKey]
+	kinds    *pacing.CoalescingQueue[rules.KindKey]
 	// pacer paces the objects controller's writes (nil: Options.MaxWriteDelay turns it off).
 	pacer *pacing.Pacer[rules.ObjectKey]
 
@@ -54,7 +59,7 @@ type Aggregator struct {
 	kindsR  *kindsReconciler
 
 	// State that the event handlers keep up to date for the parts.
-	wecs       *wecIndex
+	wecs       *itscache.WECIndex
 	reports    *reportCache
 	pruners    *prunerCache
 	dests      *destsCache
@@ -62,7 +67,7 @@ type Aggregator struct {
 	ownWrites  *echo.OwnWrites
 	clusterGen *atomic.Uint64
 	orphans    *sync.Map // ObjectKey → struct{}: see gatherer.orphans
-	watches    *watcher
+	watches    *resources.Watcher
 
 	// versionRefresh and ownVersionRefresh: see onWorkload.
 	versionRefresh, ownVersionRefresh time.Duration
@@ -82,7 +87,7 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 	if itsCfg == nil {
 		itsCfg = mgr.GetConfig()
 	}
-	newInformer, err := itsInformers(itsCfg, mgr.GetScheme())
+	newInformer, err := itscache.ITSInformers(itsCfg, mgr.GetScheme())
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +96,7 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		o.Cache.ByObject = map[client.Object]cache.ByObject{
 			&controlv1alpha1.WorkStatus{}: {Label: labels.SelectorFromSet(labels.Set{controlv1alpha1.LabelOriginWDSName: opts.WDSName})},
 		}
-		o.Cache.DefaultTransform = trimITSObject
+		o.Cache.DefaultTransform = itscache.TrimITSObject
 		o.Cache.NewInformer = newInformer // lists trimmed item by item (itslist.go)
 	})
 	if err != nil {
@@ -127,14 +132,14 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		wdsCache: mgr.GetCache(),
 		live:     mgr.GetAPIReader(),
 		its:      its,
-		catalog:  newCatalog(disc, opts.CatalogRefresh),
-		metrics:  newMetrics(),
+		catalog:  resources.NewCatalog(disc, opts.CatalogRefresh),
+		metrics:  metrics.New(),
 		objects:  pacing.NewPacedCoalescingQueue(controllerObjects, opts.CoalesceDelay, pacer, clock.RealClock{}),
 		pacer:    pacer,
 		policies: pacing.NewCoalescingQueue[string](controllerPolicies, opts.CoalesceDelay),
-		kinds:    pacing.NewCoalescingQueue[kindKey](controllerKinds, opts.CoalesceDelay),
+		kinds:    pacing.NewCoalescingQueue[rules.KindKey](controllerKinds, opts.CoalesceDelay),
 
-		wecs:       newWECIndex(),
+		wecs:       itscache.NewWECIndex(),
 		reports:    newReportCache(),
 		pruners:    newPrunerCache(),
 		dests:      newDestsCache(),
@@ -145,14 +150,14 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 
 		versionRefresh: DefaultVersionRefreshDelay, ownVersionRefresh: DefaultOwnVersionRefreshDelay,
 	}
-	a.watches = newWatcher(a.wdsCache, opts.WatchSyncTimeout, func(info resourceInfo) toolscache.ResourceEventHandler {
+	a.watches = resources.NewWatcher(a.wdsCache, opts.WatchSyncTimeout, func(info resources.ResourceInfo) toolscache.ResourceEventHandler {
 		return handlerFuncs(a.onWorkload(info))
 	}, log)
-	failures := newThrottle(failureWindow)
+	failures := report.NewThrottle(report.FailureWindow)
 	w := &writer{wds: mgr.GetClient(), schemas: opts.Schemas, trees: newFieldTrees(), servedDrops: lru.New(256),
 		failures: failures, metrics: a.metrics, log: log, recorder: recorder, pacer: pacer}
-	report := &reporter{log: log, recorder: recorder, failures: failures, kinds: a.catalog}
-	a.report = report
+	reporter := &report.Reporter{Log: log, Recorder: recorder, Failures: failures, Kinds: a.catalog}
+	a.report = reporter
 	inputs := &gatherer{cache: a.wdsCache, live: a.live, catalog: a.catalog, watches: a.watches, orphans: a.orphans,
 		wecs: a.wecs, reports: a.reports, pruners: a.pruners, clusterGen: a.clusterGen,
 		inventoryLabels: cachedInventoryLabels(its.GetCache()), metrics: a.metrics, log: log}
@@ -161,24 +166,24 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		combined: &combinedStatusWriter{cache: a.wdsCache, wds: mgr.GetClient(), compiler: compiler, tables: newTableStore(),
 			dests: a.dests, writer: w, ownWrites: a.ownWrites, metrics: a.metrics},
 		returns: &statusReturner{elsewhere: inputs.returnedElsewhere, engine: engine, states: newReturnStates(), memo: newReturnMemo(), dests: a.dests, writer: w,
-			report: report, ownWrites: a.ownWrites, metrics: a.metrics, log: log, recorder: recorder},
+			report: reporter, ownWrites: a.ownWrites, metrics: a.metrics, log: log, recorder: recorder},
 		pending: a.pending,
 		metrics: a.metrics,
 		pacer:   pacer,
 	}
 	a.policyR = &policyReconciler{cache: a.wdsCache, inventory: its.GetCache(), wds: mgr.GetClient(), catalog: a.catalog,
-		watches: a.watches, ownWrites: a.ownWrites, compiler: compiler, writer: w, report: report, metrics: a.metrics,
+		watches: a.watches, ownWrites: a.ownWrites, compiler: compiler, writer: w, report: reporter, metrics: a.metrics,
 		recorder: recorder, mode: opts.BindingResolution}
 	a.kindsR = &kindsReconciler{cache: a.wdsCache, compiler: compiler, policies: engine, writer: w, metrics: a.metrics,
 		recorder: recorder, reevaluate: a.enqueueBoundOf}
-	a.catalog.onRecovered = a.groupRecovered
-	if err := a.addIndexes(context.Background(), mgr); err != nil {
+	a.catalog.OnRecovered = a.groupRecovered
+	if err := index.AddIndexes(context.Background(), mgr); err != nil {
 		return nil, err
 	}
 	// AggregationPolicy is statusfold's own kind: watched only where its CRD is installed.
 	mapper := mgr.GetRESTMapper()
 	a.servesAggregationPolicies = sync.OnceValue(func() bool {
-		_, err := mapper.RESTMapping(policyv1alpha1.GroupVersion.WithKind(kindAggregationPolicy).GroupKind())
+		_, err := mapper.RESTMapping(policyv1alpha1.GroupVersion.WithKind(rules.KindAggregationPolicy).GroupKind())
 		if err != nil {
 			a.log.Info("AggregationPolicy kind not served: built-in aggregation modules only", "reason", err.Error())
 		}
@@ -191,76 +196,4 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 }
 
 // WatchedResources lists the workload resources whose informers run, sorted.
-func (a *Aggregator) WatchedResources() []string { return a.watches.list() }
-
-// trimITSObject is the ITS cache's transform. Of a WorkStatus it drops the managed fields, which
-// statusfold does not read there, except the newest write time (lastWrite), kept beside the
-// decoded status; it decodes the reported status once, in place of the raw JSON, and interns
-// the strings that repeat across WorkStatuses (cachedstatus.go). Of other objects it drops the
-// managed fields. Smaller cached objects are cheaper to hold, list and copy. It writes nothing to
-// a WorkStatus it already transformed (client-go may hand it one again).
-func trimITSObject(in any) (any, error) {
-	switch o := in.(type) {
-	case *controlv1alpha1.WorkStatus:
-		if transformed(o) {
-			return o, nil // cache readers may hold it: no writes
-		}
-		decodeCachedStatus(o) // first: it keeps the newest write time of the managed fields
-		dropManagedFields(o)
-		internMeta(o)
-		return o, nil
-	case client.Object:
-		if o.GetManagedFields() != nil {
-			o.SetManagedFields(nil)
-		}
-		return o, nil
-	}
-	return in, nil
-}
-
-// addIndexes registers the field indexes the reconciler looks things up by.
-func (a *Aggregator) addIndexes(ctx context.Context, mgr manager.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.Binding{}, indexBindingObjects, func(o client.Object) []string {
-		b := o.(*controlv1alpha1.Binding)
-		var keys []string
-		for _, bo := range rules.BoundObjects(&b.Spec) {
-			keys = append(keys, bo.Key().String())
-		}
-		return keys
-	}); err != nil {
-		return err
-	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.Binding{}, indexBindingCollectors, func(o client.Object) []string {
-		b := o.(*controlv1alpha1.Binding)
-		return rules.BindingCollectors(&b.Spec)
-	}); err != nil {
-		return err
-	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.Binding{}, indexBindingNames, bindingNames); err != nil {
-		return err
-	}
-	// WorkStatuses are found by object through the wecIndex, which the event handler feeds.
-	return mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.CombinedStatus{}, indexCombinedStatusObject, func(o client.Object) []string {
-		if k, ok := rules.CombinedStatusObject(o); ok {
-			return []string{k.String()}
-		}
-		return nil
-	})
-}
-
-// bindingsListing lists, from the cache r, the Bindings that list the object key (by
-// indexBindingObjects). They are shared with the cache (no deep copy): only read them.
-func bindingsListing(ctx context.Context, r client.Reader, key rules.ObjectKey) ([]controlv1alpha1.Binding, error) {
-	var bl controlv1alpha1.BindingList
-	if err := r.List(ctx, &bl, client.MatchingFields{indexBindingObjects: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
-	}
-	return bl.Items, nil
-}
-
-// Index names.
-const (
-	indexBindingObjects       = "statusfold.objects"
-	indexBindingCollectors    = "statusfold.collectors"
-	indexCombinedStatusObject = "statusfold.object"
-)
+func (a *Aggregator) WatchedResources() []string { return a.watches.List() }

@@ -6,11 +6,11 @@ import (
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusfold/statusfold/aggregator/internal/index"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
@@ -24,31 +24,6 @@ import (
 // lists it under the aggregated group. Whether that is so is read, never assumed: a candidate
 // that cannot be read (its group's server is down, its watch has not synced) makes the
 // evaluation fail and retry, and nothing is removed meanwhile (docs/controller.md "Failures").
-
-// indexBindingNames indexes Bindings by the namespace/name of each object they list.
-const indexBindingNames = "statusfold.names"
-
-func nameKey(namespace, name string) string { return namespace + "/" + name }
-
-// bindingNames is the indexBindingNames index function.
-func bindingNames(o client.Object) []string {
-	b := o.(*controlv1alpha1.Binding)
-	var keys []string
-	for _, bo := range rules.BoundObjects(&b.Spec) {
-		if k := nameKey(bo.Namespace, bo.Name); !slices.Contains(keys, k) {
-			keys = append(keys, k)
-		}
-	}
-	return keys
-}
-
-// appliedBy reports whether the object has a server-side apply entry of the field manager:
-// a return of "nothing" would then remove something.
-func appliedBy(obj *unstructured.Unstructured, manager string) bool {
-	return slices.ContainsFunc(obj.GetManagedFields(), func(mf metav1.ManagedFieldsEntry) bool {
-		return mf.Manager == manager && mf.Operation == metav1.ManagedFieldsOperationApply
-	})
-}
 
 // returnedElsewhere reports whether the evaluated object is bound, under another resource, by
 // a clause that asks for a return (ReturnInput.ReturnedElsewhere). The status returner asks it
@@ -64,7 +39,7 @@ func (g *gatherer) returnedElsewhere(ctx context.Context, in *objectInputs) (boo
 
 func (g *gatherer) boundElsewhere(ctx context.Context, in *objectInputs) (bool, error) {
 	var bl controlv1alpha1.BindingList
-	if err := g.cache.List(ctx, &bl, client.MatchingFields{indexBindingNames: nameKey(in.key.Namespace, in.key.Name)}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := g.cache.List(ctx, &bl, client.MatchingFields{index.IndexBindingNames: index.NameKey(in.key.Namespace, in.key.Name)}, client.UnsafeDisableDeepCopy); err != nil {
 		return false, err
 	}
 	var candidates []rules.ObjectKey
@@ -104,7 +79,7 @@ func sameObjectBound(uid types.UID, candidates []rules.ObjectKey, readUID func(r
 // from the apiserver. A resource that does not exist gives NotFound; one whose discovery fails
 // gives errUncertain.
 func (g *gatherer) readUID(ctx context.Context, k rules.ObjectKey) (types.UID, error) {
-	info, known, err := g.catalog.lookup(k.GroupResource())
+	info, known, err := g.catalog.Lookup(k.GroupResource())
 	if err != nil {
 		return "", err
 	}
@@ -113,7 +88,7 @@ func (g *gatherer) readUID(ctx context.Context, k rules.ObjectKey) (types.UID, e
 	}
 	reader := g.live
 	var opts []client.GetOption
-	if g.watches.watching(info) {
+	if g.watches.Watching(info) {
 		reader, opts = g.cache, []client.GetOption{client.UnsafeDisableDeepCopy}
 	}
 	u := &unstructured.Unstructured{}

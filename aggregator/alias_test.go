@@ -5,13 +5,11 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/statusfold/statusfold/aggregator/internal/resources"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
-	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
 // TestSameObjectBound pins the input of ReturnInput.ReturnedElsewhere: a candidate bound under
@@ -39,7 +37,7 @@ func TestSameObjectBound(t *testing.T) {
 		{"another object of the same name", []rules.ObjectKey{front}, map[rules.ObjectKey]read{front: {uid: "u-2"}}, false, false},
 		{"candidate gone", []rules.ObjectKey{front}, map[rules.ObjectKey]read{front: {err: apierrors.NewNotFound(schema.GroupResource{Group: front.Group, Resource: front.Resource}, "t1")}}, false, false},
 		{"candidate's group down: unknown", []rules.ObjectKey{front}, map[rules.ObjectKey]read{front: {err: down}}, false, true},
-		{"candidate's discovery failed: unknown", []rules.ObjectKey{front}, map[rules.ObjectKey]read{front: {err: errUncertain}}, false, true},
+		{"candidate's discovery failed: unknown", []rules.ObjectKey{front}, map[rules.ObjectKey]read{front: {err: resources.ErrUncertain}}, false, true},
 		{"second candidate is it", []rules.ObjectKey{other, front}, map[rules.ObjectKey]read{other: {uid: "u-2"}, front: {uid: uid}}, true, false},
 	}
 	for _, tc := range cases {
@@ -55,42 +53,5 @@ func TestSameObjectBound(t *testing.T) {
 				t.Errorf("sameObjectBound = %v, %v; want %v, error %v", got, err, tc.want, tc.wantErr)
 			}
 		})
-	}
-}
-
-// TestBindingNames: the index lists each bound object's namespace/name once, whatever its
-// resource, so an object is found under every resource that a Binding lists it by.
-func TestBindingNames(t *testing.T) {
-	b := &controlv1alpha1.Binding{Spec: controlv1alpha1.BindingSpec{Workload: controlv1alpha1.DownsyncObjectClauses{
-		NamespaceScope: []controlv1alpha1.NamespaceScopeDownsyncClause{
-			{NamespaceScopeDownsyncObject: controlv1alpha1.NamespaceScopeDownsyncObject{GroupVersionResource: metav1.GroupVersionResource{Group: "front.example.com", Version: "v1", Resource: "things"}, Namespace: "ns", Name: "t1"}},
-			{NamespaceScopeDownsyncObject: controlv1alpha1.NamespaceScopeDownsyncObject{GroupVersionResource: metav1.GroupVersionResource{Group: "backend.example.com", Version: "v1", Resource: "things"}, Namespace: "ns", Name: "t1"}},
-			{NamespaceScopeDownsyncObject: controlv1alpha1.NamespaceScopeDownsyncObject{GroupVersionResource: metav1.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Namespace: "ns", Name: "d"}},
-		},
-	}}}
-	got := bindingNames(b)
-	want := []string{"ns/t1", "ns/d"}
-	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
-		t.Errorf("bindingNames = %v, want %v", got, want)
-	}
-}
-
-// TestAppliedBy: only a server-side apply entry of statusfold's field manager counts.
-func TestAppliedBy(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		mf   []metav1.ManagedFieldsEntry
-		want bool
-	}{
-		{"none", nil, false},
-		{"another manager", []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}, false},
-		{"statusfold update", []metav1.ManagedFieldsEntry{{Manager: rules.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate}}, false},
-		{"statusfold apply", []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate}, {Manager: rules.FieldManager, Operation: metav1.ManagedFieldsOperationApply, Subresource: "status"}}, true},
-	} {
-		u := &unstructured.Unstructured{Object: map[string]any{}}
-		u.SetManagedFields(tc.mf)
-		if got := appliedBy(u, rules.FieldManager); got != tc.want {
-			t.Errorf("%s: appliedBy = %v, want %v", tc.name, got, tc.want)
-		}
 	}
 }

@@ -21,7 +21,9 @@ import (
 	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusfold/statusfold/aggregator/internal/metrics"
 	"github.com/statusfold/statusfold/aggregator/internal/pacing"
+	"github.com/statusfold/statusfold/aggregator/internal/report"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
@@ -55,8 +57,8 @@ type writer struct {
 	trees *fieldTrees
 	// servedDrops are the (kind, served schema, dropped fields) already reported.
 	servedDrops *lru.Cache
-	failures    *throttle
-	metrics     *metrics
+	failures    *report.Throttle
+	metrics     *metrics.Metrics
 	// pacer receives the writes of workload objects' CombinedStatuses and returned status
 	// (sendFor, observe); nil: not paced. Binding and our kinds' writes are not paced.
 	pacer    *pacing.Pacer[rules.ObjectKey]
@@ -117,7 +119,7 @@ func (w *writer) send(ctx context.Context, o outgoing, subresource string, force
 		err = w.wds.SubResource(subresource).Apply(ctx, client.ApplyConfigurationFromUnstructured(sent), opts...)
 	}
 	if err != nil {
-		w.metrics.errors.WithLabelValues("write").Inc()
+		w.metrics.Errors.WithLabelValues("write").Inc()
 		if sent != u || o.served != nil {
 			w.refreshOnSchemaRejection(err)
 		}
@@ -126,7 +128,7 @@ func (w *writer) send(ctx context.Context, o outgoing, subresource string, force
 	if sent != u {
 		u.Object = sent.Object // the apiserver's answer, as for an unpruned apply
 	}
-	w.metrics.writes.WithLabelValues(what, "apply").Inc()
+	w.metrics.Writes.WithLabelValues(what, "apply").Inc()
 	if len(o.dropped) > 0 {
 		w.reportServedDrops(u, o.served, o.dropped)
 	}
@@ -146,7 +148,7 @@ func (w *writer) sendFor(ctx context.Context, key rules.ObjectKey, kind pacing.W
 // with err, to the Pacer (docs/controller.md, "Pacing writes").
 func (w *writer) observe(key rules.ObjectKey, kind pacing.WriteKind, start time.Time, err error) {
 	end := time.Now()
-	w.metrics.durations.WithLabelValues(kind.String()).Observe(end.Sub(start).Seconds())
+	w.metrics.Durations.WithLabelValues(kind.String()).Observe(end.Sub(start).Seconds())
 	if w.pacer != nil {
 		w.pacer.ObserveWrite(key, kind, start, end, pacing.OutcomeOf(err))
 	}
@@ -198,8 +200,8 @@ func (w *writer) pruneToServed(u *unstructured.Unstructured) (*unstructured.Unst
 		return u, nil, nil
 	}
 	if err != nil {
-		w.metrics.errors.WithLabelValues("schema").Inc()
-		if ok, n := w.failures.allow("served-schema\x00"+gvk.String(), time.Now()); ok {
+		w.metrics.Errors.WithLabelValues("schema").Inc()
+		if ok, n := w.failures.Allow("served-schema\x00"+gvk.String(), time.Now()); ok {
 			w.log.Info("failure", "reason", "SchemaUnavailable", "kind", gvk.String(), "suppressed", n,
 				"error", fmt.Sprintf("written unpruned: no served schema for %s: %v", gvk, err))
 		}
@@ -240,7 +242,7 @@ type servedDrop struct {
 // declare (statusfold_status_fields_dropped_total, reason served-schema) and, the first time
 // for this kind, schema and set of fields, logs them and records a Warning Event on the object.
 func (w *writer) reportServedDrops(u *unstructured.Unstructured, served *spec.Schema, dropped []string) {
-	w.metrics.dropped.WithLabelValues("served-schema").Add(float64(len(dropped)))
+	w.metrics.Dropped.WithLabelValues("served-schema").Add(float64(len(dropped)))
 	key := servedDrop{kind: u.GroupVersionKind(), schema: served, dropped: strings.Join(dropped, ",")}
 	if _, seen := w.servedDrops.Get(key); seen {
 		return
@@ -251,6 +253,6 @@ func (w *writer) reportServedDrops(u *unstructured.Unstructured, served *spec.Sc
 		"object", client.ObjectKeyFromObject(u).String())
 	ref := &corev1.ObjectReference{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
 	w.recorder.Eventf(ref, nil, corev1.EventTypeWarning, "FieldsDropped", "Apply", "%s",
-		truncate(fmt.Sprintf("written without fields that the served schema of %s does not declare "+
+		report.Truncate(fmt.Sprintf("written without fields that the served schema of %s does not declare "+
 			"(reported once per kind and schema): %s", gk, strings.Join(dropped, ", ")), 1024))
 }

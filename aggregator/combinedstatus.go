@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusfold/statusfold/aggregator/internal/echo"
+	"github.com/statusfold/statusfold/aggregator/internal/index"
+	"github.com/statusfold/statusfold/aggregator/internal/metrics"
 	"github.com/statusfold/statusfold/aggregator/internal/pacing"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -42,7 +44,7 @@ type combinedStatusWriter struct {
 	dests     *destsCache
 	writer    *writer
 	ownWrites *echo.OwnWrites
-	metrics   *metrics
+	metrics   *metrics.Metrics
 }
 
 // sync writes the CombinedStatus of every (object, policy) pair that references collectors and
@@ -79,7 +81,7 @@ func (w *combinedStatusWriter) sync(ctx context.Context, in *objectInputs) (bool
 	}
 	w.tables.dropExcept(in.key, keep)
 	var existing controlv1alpha1.CombinedStatusList
-	if err := w.cache.List(ctx, &existing, client.MatchingFields{indexCombinedStatusObject: in.key.String()}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := w.cache.List(ctx, &existing, client.MatchingFields{index.IndexCombinedStatusObject: in.key.String()}, client.UnsafeDisableDeepCopy); err != nil {
 		return wrote, err
 	}
 	for i := range existing.Items {
@@ -94,7 +96,7 @@ func (w *combinedStatusWriter) sync(ctx context.Context, in *objectInputs) (bool
 		if client.IgnoreNotFound(err) != nil {
 			return wrote, err
 		}
-		w.metrics.writes.WithLabelValues("combinedstatus", "delete").Inc()
+		w.metrics.Writes.WithLabelValues("combinedstatus", "delete").Inc()
 		wrote = true
 	}
 	return wrote, nil
@@ -122,7 +124,7 @@ func (w *combinedStatusWriter) evaluatePair(ctx context.Context, in *objectInput
 	ts.feed(in, cols, dests)
 	results := ts.table.Results()
 	for _, r := range results {
-		w.metrics.rows.Observe(float64(len(r.Rows)))
+		w.metrics.Rows.Observe(float64(len(r.Rows)))
 	}
 	ns := in.key.Namespace
 	if ns == "" {

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/statusfold/statusfold/aggregator/internal/resources"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
 
@@ -130,7 +131,7 @@ func (a *Aggregator) addControllers(mgr manager.Manager) error {
 	objects, err := newController(controllerObjects, a.log, a.objects, a.objects.Limiter, a.opts.Workers, a.objectR.reconcile, reportError[rules.ObjectKey](a),
 		&eventSource{a: a}, atStart[rules.ObjectKey](func(ctx context.Context) {
 			if a.pacer != nil {
-				remove := a.metrics.addPacer(a.pacer)
+				remove := a.metrics.AddPacer(a.pacer)
 				context.AfterFunc(ctx, remove)
 			}
 			go a.enqueueLabelled(ctx)
@@ -144,8 +145,8 @@ func (a *Aggregator) addControllers(mgr manager.Manager) error {
 	if err != nil {
 		return err
 	}
-	kinds, err := newController(controllerKinds, a.log, a.kinds, a.kinds.Limiter, 1, a.kindsR.reconcile, reportError[kindKey](a),
-		atStart[kindKey](a.enqueueAllKinds))
+	kinds, err := newController(controllerKinds, a.log, a.kinds, a.kinds.Limiter, 1, a.kindsR.reconcile, reportError[rules.KindKey](a),
+		atStart[rules.KindKey](a.enqueueAllKinds))
 	if err != nil {
 		return err
 	}
@@ -182,7 +183,7 @@ func (s *eventSource) Start(ctx context.Context, _ workqueue.TypedRateLimitingIn
 // WaitForSync waits until every handler has had its informer's initial list (bounded by the
 // controller's CacheSyncTimeout).
 func (s *eventSource) WaitForSync(ctx context.Context) error {
-	if !waitSynced(ctx, s.synced...) {
+	if !resources.WaitSynced(ctx, s.synced...) {
 		return errors.New("aggregator: event handlers did not sync")
 	}
 	s.firstPass.Do(func() { go s.a.awaitFirstPass(s.ctx, time.Now()) })
@@ -221,8 +222,8 @@ func reportError[K comparable](a *Aggregator) func(K, error, int) {
 		if strings.HasPrefix(err.Error(), "panic: ") {
 			where = "panic"
 		}
-		a.metrics.errors.WithLabelValues(where).Inc()
-		a.report.failure(key, "ReconcileFailed", "%s (attempt %d; retrying with backoff)", firstLine(err.Error()), requeues+1)
+		a.metrics.Errors.WithLabelValues(where).Inc()
+		a.report.Failure(key, "ReconcileFailed", "%s (attempt %d; retrying with backoff)", firstLine(err.Error()), requeues+1)
 		if where == "panic" {
 			a.log.Error(err, "recovered from a panic in a reconcile; the key is retried with backoff", "key", fmt.Sprint(key))
 		}

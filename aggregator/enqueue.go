@@ -40,20 +40,20 @@ func (a *Aggregator) enqueueAllKinds(ctx context.Context) {
 	var scs controlv1alpha1.StatusCollectorList
 	if err := a.wdsCache.List(ctx, &scs); err == nil {
 		for i := range scs.Items {
-			a.kinds.Add(kindKey{Kind: kindStatusCollector, Name: scs.Items[i].Name})
+			a.kinds.Add(rules.KindKey{Kind: rules.KindStatusCollector, Name: scs.Items[i].Name})
 		}
 	}
 	var ccs controlv1alpha1.ContentClassifierList
 	if err := a.wdsCache.List(ctx, &ccs); err == nil {
 		for i := range ccs.Items {
-			a.kinds.Add(kindKey{Kind: kindContentClassifier, Name: ccs.Items[i].Name})
+			a.kinds.Add(rules.KindKey{Kind: rules.KindContentClassifier, Name: ccs.Items[i].Name})
 		}
 	}
 	if a.servesAggregationPolicies() {
 		var aps policyv1alpha1.AggregationPolicyList
 		if err := a.wdsCache.List(ctx, &aps); err == nil {
 			for i := range aps.Items {
-				a.kinds.Add(kindKey{Kind: kindAggregationPolicy, Name: aps.Items[i].Name})
+				a.kinds.Add(rules.KindKey{Kind: rules.KindAggregationPolicy, Name: aps.Items[i].Name})
 			}
 		}
 	}
@@ -83,7 +83,7 @@ func (a *Aggregator) enqueueBound(spec *controlv1alpha1.BindingSpec) {
 // enqueueLabelled queues every object that carries statusfold's executing-count label, whatever
 // its resource, so that returns whose Binding disappeared while no manager ran are cleared.
 func (a *Aggregator) enqueueLabelled(ctx context.Context) {
-	for _, info := range a.catalog.resources(false) {
+	for _, info := range a.catalog.Resources(false) {
 		if neverWritten[info.GVR.GroupResource()] {
 			continue
 		}

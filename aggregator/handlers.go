@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusfold/statusfold/aggregator/internal/echo"
+	"github.com/statusfold/statusfold/aggregator/internal/index"
+	"github.com/statusfold/statusfold/aggregator/internal/resources"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
@@ -83,7 +85,7 @@ func (a *Aggregator) registerHandlers(ctx context.Context) ([]toolscache.Resourc
 // onAggregationPolicy: the policy's status, the engine's modules, and every bound object of the
 // policy's target group (the engine decides per kind).
 func (a *Aggregator) onAggregationPolicy(o, n client.Object) {
-	a.kinds.Add(kindKey{Kind: kindAggregationPolicy, Name: nameOf(o, n)})
+	a.kinds.Add(rules.KindKey{Kind: rules.KindAggregationPolicy, Name: nameOf(o, n)})
 }
 
 func nameOf(o, n client.Object) string {
@@ -103,7 +105,7 @@ func (a *Aggregator) onWorkStatus(o, n client.Object) {
 	}
 	ows, _ := o.(*controlv1alpha1.WorkStatus)
 	nws, _ := n.(*controlv1alpha1.WorkStatus)
-	a.wecs.update(ows, nws)
+	a.wecs.Update(ows, nws)
 	for _, obj := range []client.Object{o, n} {
 		if ws, ok := obj.(*controlv1alpha1.WorkStatus); ok {
 			k := rules.WorkStatusObject(ws)
@@ -164,9 +166,9 @@ func (a *Aggregator) onBinding(o, n client.Object) {
 // conditions of those bindings' policies.
 func (a *Aggregator) onCollector(o, n client.Object) {
 	name := nameOf(o, n)
-	a.kinds.Add(kindKey{Kind: kindStatusCollector, Name: name})
+	a.kinds.Add(rules.KindKey{Kind: rules.KindStatusCollector, Name: name})
 	var bindings controlv1alpha1.BindingList
-	if err := a.wdsCache.List(context.Background(), &bindings, client.MatchingFields{indexBindingCollectors: name}); err != nil {
+	if err := a.wdsCache.List(context.Background(), &bindings, client.MatchingFields{index.IndexBindingCollectors: name}); err != nil {
 		return
 	}
 	for i := range bindings.Items {
@@ -179,7 +181,7 @@ func (a *Aggregator) onCollector(o, n client.Object) {
 func (a *Aggregator) onClassifier(o, n client.Object) {
 	name := nameOf(o, n)
 	a.pruners.forget(name)
-	a.kinds.Add(kindKey{Kind: kindContentClassifier, Name: name})
+	a.kinds.Add(rules.KindKey{Kind: rules.KindContentClassifier, Name: name})
 	var bindings controlv1alpha1.BindingList
 	if err := a.wdsCache.List(context.Background(), &bindings); err != nil {
 		return
@@ -236,7 +238,7 @@ const (
 // statusOnly reports whether an update changed at most the object's status (and metadata that
 // nothing delivers to a WEC: resourceVersion, managedFields): a kind with a status subresource,
 // whose generation counts every other change, at the same generation with the same annotations.
-func statusOnly(info resourceInfo, o, n client.Object) bool {
+func statusOnly(info resources.ResourceInfo, o, n client.Object) bool {
 	return info.HasStatus && o != nil && n != nil && n.GetGeneration() > 0 && o.GetGeneration() == n.GetGeneration() &&
 		maps.Equal(o.GetAnnotations(), n.GetAnnotations())
 }
@@ -252,7 +254,7 @@ func statusOnly(info resourceInfo, o, n client.Object) bool {
 // the updates of that delay coalesce into one Binding write per policy (Bindings list
 // resourceVersions: docs/rules.md "Bindings"), instead of one per update. A queued refresh is never
 // postponed: the earliest wins.
-func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
+func (a *Aggregator) onWorkload(info resources.ResourceInfo) func(o, n client.Object) {
 	return func(o, n client.Object) {
 		obj := n
 		if obj == nil {
@@ -287,7 +289,7 @@ func (a *Aggregator) onWorkload(info resourceInfo) func(o, n client.Object) {
 			if o.GetResourceVersion() == n.GetResourceVersion() {
 				return // a resync
 			}
-			bindings, err := bindingsListing(ctx, a.wdsCache, key)
+			bindings, err := index.BindingsListing(ctx, a.wdsCache, key)
 			if err != nil {
 				return
 			}
@@ -322,7 +324,7 @@ func (a *Aggregator) mayHaveOutputs(key rules.ObjectKey, obj client.Object) bool
 	if slices.ContainsFunc(rules.ReturnLabels, func(l string) bool { _, ok := labels[l]; return ok }) {
 		return true
 	}
-	bindings, err := bindingsListing(context.Background(), a.wdsCache, key)
+	bindings, err := index.BindingsListing(context.Background(), a.wdsCache, key)
 	return err != nil || len(bindings) > 0
 }
 

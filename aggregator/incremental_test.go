@@ -18,6 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/statusfold/statusfold/aggregator/internal/itscache"
+	"github.com/statusfold/statusfold/aggregator/internal/metrics"
+	"github.com/statusfold/statusfold/aggregator/internal/resources"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/aggregation"
@@ -61,7 +64,7 @@ func TestIncrementalFeedsMatchFromScratch(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		labels := map[string]map[string]string{}
-		g := &gatherer{wecs: newWECIndex(), reports: newReportCache(), clusterGen: &atomic.Uint64{}, metrics: newMetrics(), log: logr.Discard(),
+		g := &gatherer{wecs: itscache.NewWECIndex(), reports: newReportCache(), clusterGen: &atomic.Uint64{}, metrics: metrics.New(), log: logr.Discard(),
 			inventoryLabels: func(wec string) (map[string]string, bool) {
 				l, ok := labels[wec]
 				return l, ok
@@ -109,16 +112,16 @@ func TestIncrementalFeedsMatchFromScratch(t *testing.T) {
 					ws.Status.RawExtension = runtime.RawExtension{Raw: st}
 					rawOf[ws] = st
 					if rng.IntN(2) == 0 { // as the ITS cache holds it: decoded once, raw JSON dropped
-						_, _ = trimITSObject(ws)
+						_, _ = itscache.TrimITSObject(ws)
 					}
 					ws.StatusDetails = controlv1alpha1.StatusDetails{LastGeneration: 1, LastGenerationIsApplied: true}
 					old := workStatuses[id]
 					workStatuses[id] = ws
-					g.wecs.update(old, ws)
+					g.wecs.Update(old, ws)
 				case op < 8:
 					if old := workStatuses[id]; old != nil {
 						delete(workStatuses, id)
-						g.wecs.update(old, nil)
+						g.wecs.Update(old, nil)
 						g.reports.forget(old.UID)
 					}
 				case op == 8:
@@ -144,7 +147,7 @@ func TestIncrementalFeedsMatchFromScratch(t *testing.T) {
 			}
 
 			in := &objectInputs{g: g, key: key, obj: obj, clusterGen: g.clusterGen.Load()}
-			in.changed, in.prevEpoch, in.epoch = g.wecs.take(key)
+			in.changed, in.prevEpoch, in.epoch = g.wecs.Take(key)
 			dests := destsOf.of(binding)
 			if rng.IntN(6) > 0 { // else: the evaluation stopped before feeding the Table
 				ts := tables.get(pairKey{Object: key, Policy: "p"}, cols)
@@ -155,7 +158,7 @@ func TestIncrementalFeedsMatchFromScratch(t *testing.T) {
 					if ws := newest(workStatuses, d); ws != nil {
 						var st any
 						_ = json.Unmarshal(rawOf[ws], &st)
-						at := lastWrite(ws)
+						at := itscache.LastWrite(ws)
 						w.Status, w.LastUpdate = st, &at
 					}
 					scratch = append(scratch, w)
@@ -166,7 +169,7 @@ func TestIncrementalFeedsMatchFromScratch(t *testing.T) {
 				}
 			}
 			if rng.IntN(6) > 0 {
-				in.info = resourceInfo{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment"}
+				in.info = resources.ResourceInfo{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment"}
 				got, err := returns.computeReturn(in, dests)
 				if err != nil {
 					t.Fatal(err)

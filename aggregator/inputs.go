@@ -15,6 +15,10 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusfold/statusfold/aggregator/internal/index"
+	"github.com/statusfold/statusfold/aggregator/internal/itscache"
+	"github.com/statusfold/statusfold/aggregator/internal/metrics"
+	"github.com/statusfold/statusfold/aggregator/internal/resources"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/classifier"
@@ -27,14 +31,14 @@ type gatherer struct {
 	cache   client.Reader // the WDS cache: Bindings, the object, ContentClassifiers
 	live    client.Reader // uncached WDS reads, for objects of resources not watched
 	catalog interface {
-		lookup(schema.GroupResource) (resourceInfo, bool, error)
+		Lookup(schema.GroupResource) (resources.ResourceInfo, bool, error)
 	}
 	watches workloadWatches
 	// orphans are objects found at start carrying the executing-count label: they are read
 	// even when no watch covers them, so a return whose Binding went while no manager ran is
 	// cleared.
 	orphans *sync.Map // ObjectKey → struct{}
-	wecs    *wecIndex
+	wecs    *itscache.WECIndex
 	reports *reportCache
 	pruners *prunerCache
 	// clusterGen counts inventory label changes: an evaluation that sees another value than
@@ -42,18 +46,18 @@ type gatherer struct {
 	clusterGen *atomic.Uint64
 	// inventoryLabels returns a WEC's inventory labels and whether it has an inventory object.
 	inventoryLabels func(wec string) (map[string]string, bool)
-	metrics         *metrics
+	metrics         *metrics.Metrics
 	log             logr.Logger
 }
 
 // workloadWatches are the informers of workload resources (watches.go).
 type workloadWatches interface {
-	// ensure starts the resource's informer, if needed, and waits (bounded) for its first list.
-	ensure(ctx context.Context, info resourceInfo) error
-	// ensureAll is ensure for several resources, waited for together; an error per resource.
-	ensureAll(ctx context.Context, infos []resourceInfo) map[schema.GroupResource]error
-	// watching reports whether the resource's informer runs and has listed its objects.
-	watching(info resourceInfo) bool
+	// Ensure starts the resource's informer, if needed, and waits (bounded) for its first list.
+	Ensure(ctx context.Context, info resources.ResourceInfo) error
+	// EnsureAll is ensure for several resources, waited for together; an error per resource.
+	EnsureAll(ctx context.Context, infos []resources.ResourceInfo) map[schema.GroupResource]error
+	// Watching reports whether the resource's informer runs and has listed its objects.
+	Watching(info resources.ResourceInfo) bool
 }
 
 // binding is one Binding that lists the object, with the object's entry in it.
@@ -68,7 +72,7 @@ type binding struct {
 type objectInputs struct {
 	g        *gatherer
 	key      rules.ObjectKey
-	info     resourceInfo
+	info     resources.ResourceInfo
 	obj      *unstructured.Unstructured // nil: gone
 	bindings []binding
 	pruner   *classifier.Pruner
@@ -85,7 +89,7 @@ type objectInputs struct {
 	mu           sync.Mutex
 	workStatuses map[string]*controlv1alpha1.WorkStatus // WEC → WorkStatus (nil: none), looked up once
 	clusters     map[string]map[string]string           // WEC → inventory labels, looked up once
-	decoded      map[string]report                      // WEC → reported state, decoded on first use
+	decoded      map[string]wecReport                   // WEC → reported state, decoded on first use
 
 	// orphan: the object was read because it carries the executing-count label (enqueueLabelled).
 	orphan bool
@@ -100,9 +104,9 @@ func (g *gatherer) gather(ctx context.Context, key rules.ObjectKey) (*objectInpu
 	// Taken first: a WorkStatus written from now on is in the next evaluation's changed set even
 	// when this evaluation already reads it.
 	in.clusterGen = g.clusterGen.Load()
-	in.changed, in.prevEpoch, in.epoch = g.wecs.take(key)
+	in.changed, in.prevEpoch, in.epoch = g.wecs.Take(key)
 	// Cache reads below skip the deep copy: what they return is shared with the cache and only read.
-	bindings, err := bindingsListing(ctx, g.cache, key)
+	bindings, err := index.BindingsListing(ctx, g.cache, key)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +116,7 @@ func (g *gatherer) gather(ctx context.Context, key rules.ObjectKey) (*objectInpu
 			in.bindings = append(in.bindings, binding{b: &bindings[i], bound: bo})
 		}
 	}
-	info, known, err := g.catalog.lookup(key.GroupResource())
+	info, known, err := g.catalog.Lookup(key.GroupResource())
 	if err != nil {
 		return nil, err // uncertain: nothing is removed; retried
 	}
@@ -120,9 +124,9 @@ func (g *gatherer) gather(ctx context.Context, key rules.ObjectKey) (*objectInpu
 		return in, nil // a resource that does not exist (any more): nothing to read
 	}
 	in.info = info
-	watched := g.watches.watching(info)
+	watched := g.watches.Watching(info)
 	if len(in.bindings) > 0 && !watched {
-		if err := g.watches.ensure(ctx, info); err != nil {
+		if err := g.watches.Ensure(ctx, info); err != nil {
 			return nil, err
 		}
 		watched = true
@@ -167,7 +171,7 @@ func (in *objectInputs) workStatusLocked(wec string) *controlv1alpha1.WorkStatus
 	if ws, ok := in.workStatuses[wec]; ok {
 		return ws
 	}
-	ws := in.g.wecs.get(in.key, wec)
+	ws := in.g.wecs.Get(in.key, wec)
 	if in.workStatuses == nil {
 		in.workStatuses = map[string]*controlv1alpha1.WorkStatus{}
 	}
@@ -212,7 +216,7 @@ func (in *objectInputs) reported(ws *controlv1alpha1.WorkStatus) (any, *time.Tim
 	if ws == nil {
 		return nil, nil, nil
 	}
-	status, err := workStatusStatus(ws)
+	status, err := itscache.WorkStatusStatus(ws)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -220,18 +224,18 @@ func (in *objectInputs) reported(ws *controlv1alpha1.WorkStatus) (any, *time.Tim
 		// The pruner reads plain values; what it removed from a compact status is compacted again
 		// (when it removed nothing, the cached value is the report).
 		if pruned, changed := in.pruner.PruneChanged(compactjson.Expand(status)); changed {
-			status = compactjson.Compact(pruned, statusKeySets)
+			status = compactjson.Compact(pruned, itscache.StatusKeySets)
 		}
 	}
 	if status == nil {
 		return nil, nil, nil
 	}
-	t := lastWrite(ws)
+	t := itscache.LastWrite(ws)
 	return status, &t, nil
 }
 
-// report is one WEC's decoded, pruned reported state.
-type report struct {
+// wecReport is one WEC's decoded, pruned reported state.
+type wecReport struct {
 	status any
 	at     *time.Time
 }
@@ -246,7 +250,7 @@ type report struct {
 // Table after a collector change). The report of a cached WorkStatus without a classifier is its
 // decoded status itself, read at no cost: not kept twice (an entry costs ≈0.12 KB per
 // WorkStatus).
-func (in *objectInputs) reportedOnce(wec string) report {
+func (in *objectInputs) reportedOnce(wec string) wecReport {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if r, ok := in.decoded[wec]; ok {
@@ -254,8 +258,8 @@ func (in *objectInputs) reportedOnce(wec string) report {
 	}
 	g := in.g
 	ws := in.workStatusLocked(wec)
-	keep := ws != nil && (in.pruner != nil || !transformed(ws) || decodeFailed(ws))
-	var r report
+	keep := ws != nil && (in.pruner != nil || !itscache.Transformed(ws) || itscache.DecodeFailed(ws))
+	var r wecReport
 	ok := false
 	if keep {
 		r, ok = g.reports.get(ws, in.prunerRV)
@@ -263,16 +267,16 @@ func (in *objectInputs) reportedOnce(wec string) report {
 	if !ok {
 		status, at, err := in.reported(ws)
 		if err != nil {
-			g.metrics.errors.WithLabelValues("workstatus").Inc()
+			g.metrics.Errors.WithLabelValues("workstatus").Inc()
 			g.log.Info("ignoring unreadable WorkStatus", "error", err.Error())
 		}
-		r = report{status: status, at: at}
+		r = wecReport{status: status, at: at}
 		if keep {
 			g.reports.put(ws, in.prunerRV, r)
 		}
 	}
 	if in.decoded == nil {
-		in.decoded = map[string]report{}
+		in.decoded = map[string]wecReport{}
 	}
 	in.decoded[wec] = r
 	return r
@@ -285,19 +289,4 @@ func (in *objectInputs) reportSig(wec string) string {
 		rv = string(ws.UID) + "/" + ws.ResourceVersion
 	}
 	return rv + "\x00" + in.prunerRV
-}
-
-// lastWrite is when a WorkStatus was last written: the newest managedFields time, else its
-// creation time (kept by the ITS cache's transform, which drops the managed fields).
-func lastWrite(ws *controlv1alpha1.WorkStatus) time.Time {
-	if d, ok := ws.Status.Object.(*decodedStatus); ok {
-		return d.writtenAt() // the ITS cache's transform took it from the managed fields
-	}
-	t := ws.CreationTimestamp.Time
-	for _, mf := range ws.ManagedFields {
-		if mf.Time != nil && mf.Time.After(t) {
-			t = mf.Time.Time
-		}
-	}
-	return t.UTC()
 }

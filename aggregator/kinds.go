@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusfold/statusfold/aggregator/internal/metrics"
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 	"github.com/statusfold/statusfold/policy/aggregation"
@@ -24,18 +26,6 @@ import (
 // +kubebuilder:rbac:groups=control.kubestellar.io,resources=contentclassifiers/status,verbs=get;patch
 // +kubebuilder:rbac:groups=policy.statusfold.dev,resources=aggregationpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy.statusfold.dev,resources=aggregationpolicies/status,verbs=get;patch
-
-// kindKey is a work item for one of statusfold's own objects whose status it maintains.
-type kindKey struct {
-	Kind string // StatusCollector, ContentClassifier
-	Name string
-}
-
-const (
-	kindStatusCollector   = "StatusCollector"
-	kindContentClassifier = "ContentClassifier"
-	kindAggregationPolicy = "AggregationPolicy"
-)
 
 // aggregationPolicies is the aggregation engine as the kinds reconciler uses it
 // (aggregation.Engine): AggregationPolicies installed and removed.
@@ -54,7 +44,7 @@ type kindsReconciler struct {
 	compiler collectorCompiler
 	policies aggregationPolicies
 	writer   *writer
-	metrics  *metrics
+	metrics  *metrics.Metrics
 	recorder events.EventRecorder
 	// reevaluate queues the bound objects of an API group ("": every bound object), whose
 	// status return an AggregationPolicy change can change.
@@ -64,30 +54,30 @@ type kindsReconciler struct {
 // reconcile maintains the status of a StatusCollector or ContentClassifier: the problems the
 // engines find in its spec (objects that got in while the webhook was away, or that the engines
 // judge differently since), its observed generation and its Valid condition.
-func (r *kindsReconciler) reconcile(ctx context.Context, k kindKey) error {
-	r.metrics.evaluations.WithLabelValues("kind").Inc()
+func (r *kindsReconciler) reconcile(ctx context.Context, k rules.KindKey) error {
+	r.metrics.Evaluations.WithLabelValues("kind").Inc()
 	switch k.Kind {
-	case kindStatusCollector:
+	case rules.KindStatusCollector:
 		var sc controlv1alpha1.StatusCollector
 		if err := r.cache.Get(ctx, client.ObjectKey{Name: k.Name}, &sc); err != nil {
 			return ignoreNotFound(err)
 		}
 		_, errs, _ := r.compiler.Compile(&sc)
 		if len(errs) > 0 {
-			r.metrics.errors.WithLabelValues("collector").Inc()
+			r.metrics.Errors.WithLabelValues("collector").Inc()
 		}
 		return r.applyValidity(ctx, &sc, "StatusCollector", sc.Status.ObservedGeneration, sc.Status.Errors, sc.Status.Conditions, errs)
-	case kindContentClassifier:
+	case rules.KindContentClassifier:
 		var cc controlv1alpha1.ContentClassifier
 		if err := r.cache.Get(ctx, client.ObjectKey{Name: k.Name}, &cc); err != nil {
 			return ignoreNotFound(err)
 		}
 		errs := classifier.Validate(&cc)
 		if len(errs) > 0 {
-			r.metrics.errors.WithLabelValues("classifier").Inc()
+			r.metrics.Errors.WithLabelValues("classifier").Inc()
 		}
 		return r.applyValidity(ctx, &cc, "ContentClassifier", cc.Status.ObservedGeneration, cc.Status.Errors, cc.Status.Conditions, errs)
-	case kindAggregationPolicy:
+	case rules.KindAggregationPolicy:
 		return r.reconcileAggregationPolicy(ctx, k.Name)
 	}
 	return nil
@@ -108,11 +98,11 @@ func (r *kindsReconciler) reconcileAggregationPolicy(ctx context.Context, name s
 	errs := r.policies.SetPolicy(&ap)
 	if len(errs) > 0 {
 		r.policies.RemovePolicy(name)
-		r.metrics.errors.WithLabelValues("aggregationpolicy").Inc()
+		r.metrics.Errors.WithLabelValues("aggregationpolicy").Inc()
 	}
 	r.reevaluate(ctx, ap.Spec.Target.Group, false)
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(policyv1alpha1.GroupVersion.WithKind(kindAggregationPolicy))
+	u.SetGroupVersionKind(policyv1alpha1.GroupVersion.WithKind(rules.KindAggregationPolicy))
 	return r.applyValidityAs(ctx, &ap, u, ap.Status.ObservedGeneration, ap.Status.Errors, ap.Status.Conditions, errs)
 }
 

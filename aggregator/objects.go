@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/statusfold/statusfold/aggregator/internal/metrics"
 	"github.com/statusfold/statusfold/aggregator/internal/pacing"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
@@ -24,14 +25,14 @@ type objectReconciler struct {
 	returns  *statusReturner
 	// pending is when the oldest WorkStatus event not yet acted on arrived, per object.
 	pending *eventTimes
-	metrics *metrics
+	metrics *metrics.Metrics
 	// pacer paces the object's writes (nil: not paced); it forgets an object that is gone.
 	pacer *pacing.Pacer[rules.ObjectKey]
 }
 
 // reconcile evaluates one workload object: its CombinedStatus objects and its own status.
 func (r *objectReconciler) reconcile(ctx context.Context, key rules.ObjectKey) error {
-	r.metrics.evaluations.WithLabelValues("object").Inc()
+	r.metrics.Evaluations.WithLabelValues("object").Inc()
 	eventAt, hadEvent := r.pending.take(key)
 	in, err := r.inputs.gather(ctx, key)
 	if err != nil {
@@ -68,7 +69,7 @@ func (r *objectReconciler) reconcile(ctx context.Context, key rules.ObjectKey) e
 		r.pacer.Forget(key)
 	}
 	if hadEvent && (wroteCS || wroteStatus) {
-		r.metrics.latency.Observe(time.Since(eventAt).Seconds())
+		r.metrics.Latency.Observe(time.Since(eventAt).Seconds())
 	}
 	return nil
 }

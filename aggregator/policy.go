@@ -19,6 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusfold/statusfold/aggregator/internal/echo"
+	"github.com/statusfold/statusfold/aggregator/internal/metrics"
+	"github.com/statusfold/statusfold/aggregator/internal/report"
+	"github.com/statusfold/statusfold/aggregator/internal/resources"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
@@ -39,13 +42,13 @@ type policyReconciler struct {
 	cache     client.Reader // the WDS cache
 	inventory client.Reader // the ITS cache: ManagedClusters
 	wds       client.Writer // deletes orphaned Bindings
-	catalog   *catalog
-	watches   *watcher
+	catalog   *resources.Catalog
+	watches   *resources.Watcher
 	ownWrites *echo.OwnWrites
 	compiler  collectorCompiler
 	writer    *writer
-	report    *reporter
-	metrics   *metrics
+	report    *report.Reporter
+	metrics   *metrics.Metrics
 	recorder  events.EventRecorder
 	mode      BindingResolution
 }
@@ -53,7 +56,7 @@ type policyReconciler struct {
 // reconcile resolves one BindingPolicy into its Binding (internal mode) and maintains the
 // StatusCollectorsAvailable condition on both.
 func (r *policyReconciler) reconcile(ctx context.Context, name string) error {
-	r.metrics.evaluations.WithLabelValues("policy").Inc()
+	r.metrics.Evaluations.WithLabelValues("policy").Inc()
 	var bp controlv1alpha1.BindingPolicy
 	if err := r.cache.Get(ctx, client.ObjectKey{Name: name}, &bp); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -112,8 +115,8 @@ func (r *policyReconciler) resolve(ctx context.Context, bp *controlv1alpha1.Bind
 	for _, mc := range mcs.Items {
 		clusters = append(clusters, rules.InventoryCluster{Name: mc.Name, Labels: mc.Labels})
 	}
-	var wanted []resourceInfo
-	for _, info := range r.catalog.resources(false) {
+	var wanted []resources.ResourceInfo
+	for _, info := range r.catalog.Resources(false) {
 		if slices.ContainsFunc(bp.Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
 			return rules.ClauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
 		}) {
@@ -121,13 +124,13 @@ func (r *policyReconciler) resolve(ctx context.Context, bp *controlv1alpha1.Bind
 		}
 	}
 	// All watches start at once and are waited for together.
-	watchErrs := r.watches.ensureAll(ctx, wanted)
+	watchErrs := r.watches.EnsureAll(ctx, wanted)
 	var objects []rules.WorkloadObject
 	unlisted := map[schema.GroupResource]bool{}
 	for _, info := range wanted {
 		if err := watchErrs[info.GVR.GroupResource()]; err != nil {
-			r.metrics.errors.WithLabelValues("watch").Inc()
-			r.report.failure(bp.Name, "ResourceNotListed", "%v; the Binding keeps its entries for %s", err, info.GVR.GroupResource())
+			r.metrics.Errors.WithLabelValues("watch").Inc()
+			r.report.Failure(bp.Name, "ResourceNotListed", "%v; the Binding keeps its entries for %s", err, info.GVR.GroupResource())
 			unlisted[info.GVR.GroupResource()] = true
 			continue
 		}
@@ -205,7 +208,7 @@ func (r *policyReconciler) deleteOrphanBinding(ctx context.Context, name string)
 	}
 	err := r.wds.Delete(ctx, &b, client.Preconditions{UID: &b.UID})
 	if err == nil {
-		r.metrics.writes.WithLabelValues("binding", "delete").Inc()
+		r.metrics.Writes.WithLabelValues("binding", "delete").Inc()
 	}
 	return client.IgnoreNotFound(err)
 }
@@ -327,7 +330,7 @@ func (r *policyReconciler) pruneWatches(ctx context.Context) error {
 	}
 	for i := range bl.Items {
 		for _, bo := range rules.BoundObjects(&bl.Items[i].Spec) {
-			info, ok, err := r.catalog.lookup(bo.GVR.GroupResource())
+			info, ok, err := r.catalog.Lookup(bo.GVR.GroupResource())
 			if err != nil {
 				return nil // uncertain: stop no watch now
 			}
@@ -340,7 +343,7 @@ func (r *policyReconciler) pruneWatches(ctx context.Context) error {
 	if err := r.cache.List(ctx, &pl); err != nil {
 		return err
 	}
-	resources := r.catalog.resources(false)
+	resources := r.catalog.Resources(false)
 	if r.mode == BindingResolutionInternal {
 		for i := range pl.Items {
 			for _, info := range resources {
@@ -352,7 +355,7 @@ func (r *policyReconciler) pruneWatches(ctx context.Context) error {
 			}
 		}
 	}
-	stopped, err := r.watches.stopExcept(ctx, resources, wanted)
+	stopped, err := r.watches.StopExcept(ctx, resources, wanted)
 	for _, info := range stopped {
 		// No delete event will come for the objects of a stopped informer.
 		r.ownWrites.ForgetResource(info.GVR.GroupResource())

@@ -18,7 +18,9 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/statusfold/statusfold/aggregator/internal/echo"
+	"github.com/statusfold/statusfold/aggregator/internal/metrics"
 	"github.com/statusfold/statusfold/aggregator/internal/pacing"
+	"github.com/statusfold/statusfold/aggregator/internal/report"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/compactjson"
@@ -49,9 +51,9 @@ type statusReturner struct {
 	memo      *returnMemo
 	dests     *destsCache
 	writer    *writer
-	report    *reporter
+	report    *report.Reporter
 	ownWrites *echo.OwnWrites
-	metrics   *metrics
+	metrics   *metrics.Metrics
 	log       logr.Logger
 	recorder  events.EventRecorder
 }
@@ -104,8 +106,8 @@ func (r *statusReturner) write(ctx context.Context, in *objectInputs) (bool, err
 		var err error
 		status, err = r.computeReturn(in, qs)
 		if err != nil {
-			r.metrics.errors.WithLabelValues("aggregation").Inc()
-			r.report.failure(in.key, "AggregationFailed", "%v", err)
+			r.metrics.Errors.WithLabelValues("aggregation").Inc()
+			r.report.Failure(in.key, "AggregationFailed", "%v", err)
 			return false, nil // retried when an input changes
 		}
 	}
@@ -134,8 +136,8 @@ func (r *statusReturner) pruneToSchema(in *objectInputs, status map[string]any) 
 		return status, nil
 	}
 	if err != nil {
-		r.metrics.errors.WithLabelValues("schema").Inc()
-		r.report.failure(in.key, "SchemaUnavailable", "status returned unpruned: no schema for %s: %v", in.info.GVK(), err)
+		r.metrics.Errors.WithLabelValues("schema").Inc()
+		r.report.Failure(in.key, "SchemaUnavailable", "status returned unpruned: no schema for %s: %v", in.info.GVK(), err)
 		return status, nil
 	}
 	return pruneStatus(status, t)
@@ -285,15 +287,15 @@ func (r *statusReturner) applyReturn(ctx context.Context, u *unstructured.Unstru
 		conflicts, invalid := conflictFields(err), invalidStatusFields(err)
 		switch {
 		case attempt < 4 && len(conflicts) > 0 && removeFields(u.Object, conflicts):
-			r.metrics.conflicts.Inc()
+			r.metrics.Conflicts.Inc()
 			owned = append(owned, conflicts...)
 			left = append(left, conflicts...)
 		case attempt < 4 && apierrors.IsInvalid(err) && len(invalid) > 0 && removeFields(u.Object, invalid):
-			r.metrics.errors.WithLabelValues("invalid-status").Inc()
+			r.metrics.Errors.WithLabelValues("invalid-status").Inc()
 			rejected = append(rejected, err.Error())
 			left = append(left, invalid...)
 		case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || len(conflicts) > 0:
-			r.metrics.errors.WithLabelValues("status-not-returned").Inc()
+			r.metrics.Errors.WithLabelValues("status-not-returned").Inc()
 			r.log.Info("status not returned", "key", in.key.String(), "error", err.Error())
 			r.recorder.Eventf(in.obj, nil, corev1.EventTypeWarning, "StatusNotReturned", "ReturnStatus", "%s", err.Error())
 			return []string{".status"}, nil
@@ -315,9 +317,9 @@ func (r *statusReturner) applyReturn(ctx context.Context, u *unstructured.Unstru
 // reportDropped reports the status fields that the WDS's schema of the kind does not declare and
 // that were therefore not written (once per write that left them out).
 func (r *statusReturner) reportDropped(in *objectInputs, dropped []string) {
-	r.metrics.dropped.WithLabelValues("schema").Add(float64(len(dropped)))
+	r.metrics.Dropped.WithLabelValues("schema").Add(float64(len(dropped)))
 	msg := fmt.Sprintf("status written without fields that the WDS's schema of %s does not declare: %s",
 		in.info.GVK().GroupKind(), strings.Join(dropped, ", "))
 	r.log.Info("status fields dropped", "key", in.key.String(), "fields", dropped)
-	r.recorder.Eventf(in.obj, nil, corev1.EventTypeWarning, "StatusFieldsDropped", "ReturnStatus", "%s", truncate(msg, 1024))
+	r.recorder.Eventf(in.obj, nil, corev1.EventTypeWarning, "StatusFieldsDropped", "ReturnStatus", "%s", report.Truncate(msg, 1024))
 }

@@ -199,26 +199,26 @@ type reportCache struct {
 
 type reportEntry struct {
 	rv, prunerRV string
-	r            report
+	r            wecReport
 }
 
 func newReportCache() *reportCache { return &reportCache{m: map[types.UID]reportEntry{}} }
 
 // get returns ws's cached report; a nil ws (no WorkStatus) is never cached.
-func (c *reportCache) get(ws *controlv1alpha1.WorkStatus, prunerRV string) (report, bool) {
+func (c *reportCache) get(ws *controlv1alpha1.WorkStatus, prunerRV string) (wecReport, bool) {
 	if ws == nil {
-		return report{}, false
+		return wecReport{}, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[ws.UID]
 	if !ok || e.rv != ws.ResourceVersion || e.prunerRV != prunerRV {
-		return report{}, false
+		return wecReport{}, false
 	}
 	return e.r, true
 }
 
-func (c *reportCache) put(ws *controlv1alpha1.WorkStatus, prunerRV string, r report) {
+func (c *reportCache) put(ws *controlv1alpha1.WorkStatus, prunerRV string, r wecReport) {
 	if ws == nil {
 		return
 	}

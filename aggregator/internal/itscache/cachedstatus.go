@@ -1,4 +1,4 @@
-package aggregator
+package itscache
 
 import (
 	"fmt"
@@ -19,10 +19,10 @@ import (
 )
 
 // A cached WorkStatus holds its reported state once, decoded (docs/controller.md, "What the
-// caches hold"). The ITS cache's transform (trimITSObject) decodes `.status`, keeps it in
+// caches hold"). The ITS cache's transform (TrimITSObject) decodes `.status`, keeps it in
 // Status.Object as a decodedStatus in compact form (policy/compactjson: the engines read it through
 // compactjson.Expand: one encoded string per status, its field names shared through
-// statusKeySets), and drops the raw JSON; it also interns the strings that repeat across
+// StatusKeySets), and drops the raw JSON; it also interns the strings that repeat across
 // WorkStatuses (mailbox namespaces, object names, labels, sourceRefs), and gives WorkStatuses with
 // the same labels one shared label map. The decoded value is never modified: the engines only
 // read their inputs, ContentClassifier pruning works on an expansion, and a deep copy of the
@@ -40,7 +40,7 @@ type decodedStatus struct {
 	// value is the status in compact form (nil: the status is null or absent), or an
 	// *unreadableStatus when it is not JSON: reading it fails, as decoding it would.
 	value any
-	// written is when the WorkStatus was last written (lastWrite), taken from the managed fields,
+	// written is when the WorkStatus was last written (LastWrite), taken from the managed fields,
 	// which the transform drops: Unix nanoseconds, or noTime.
 	written int64
 }
@@ -63,14 +63,14 @@ var _ runtime.Object = (*decodedStatus)(nil)
 func (d *decodedStatus) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
 func (d *decodedStatus) DeepCopyObject() runtime.Object   { return d }
 
-// transformed reports whether ws went through the ITS cache's transform already.
-func transformed(ws *controlv1alpha1.WorkStatus) bool {
+// Transformed reports whether ws went through the ITS cache's transform already.
+func Transformed(ws *controlv1alpha1.WorkStatus) bool {
 	_, ok := ws.Status.Object.(*decodedStatus)
 	return ok
 }
 
-// decodeFailed reports whether the ITS cache's transform could not decode ws's status.
-func decodeFailed(ws *controlv1alpha1.WorkStatus) bool {
+// DecodeFailed reports whether the ITS cache's transform could not decode ws's status.
+func DecodeFailed(ws *controlv1alpha1.WorkStatus) bool {
 	d, ok := ws.Status.Object.(*decodedStatus)
 	if !ok {
 		return false
@@ -80,33 +80,33 @@ func decodeFailed(ws *controlv1alpha1.WorkStatus) bool {
 }
 
 // decodeCachedStatus replaces ws's raw status by its decoded, compact form (or by the decoding
-// error, which workStatusStatus returns when the status is read, as decoding it then would).
+// error, which WorkStatusStatus returns when the status is read, as decoding it then would).
 func decodeCachedStatus(ws *controlv1alpha1.WorkStatus) {
 	d := &decodedStatus{written: noTime}
-	if t := lastWrite(ws); !t.IsZero() {
+	if t := LastWrite(ws); !t.IsZero() {
 		d.written = t.UnixNano()
 	}
 	if len(ws.Status.Raw) > 0 {
 		// A status is an object: compactjson decodes it straight from its JSON. Anything else,
 		// and JSON it rejects, is decoded as the engines decode JSON (for their error).
-		if o, err := compactjson.Decode(ws.Status.Raw, statusKeySets); err == nil {
+		if o, err := compactjson.Decode(ws.Status.Raw, StatusKeySets); err == nil {
 			d.value = o
 		} else {
 			var v any
 			if err := utiljson.Unmarshal(ws.Status.Raw, &v); err != nil {
 				d.value = &unreadableStatus{err: err}
 			} else {
-				d.value = compactjson.Compact(v, statusKeySets)
+				d.value = compactjson.Compact(v, StatusKeySets)
 			}
 		}
 	}
 	ws.Status.Raw, ws.Status.Object = nil, d
 }
 
-// workStatusStatus returns ws's reported status decoded (nil: none, or null): the cache's decoded
+// WorkStatusStatus returns ws's reported status decoded (nil: none, or null): the cache's decoded
 // form (compact: compactjson.Expand reads it as plain values), or the raw JSON decoded now (plain)
 // for a WorkStatus that did not come through the ITS cache.
-func workStatusStatus(ws *controlv1alpha1.WorkStatus) (any, error) {
+func WorkStatusStatus(ws *controlv1alpha1.WorkStatus) (any, error) {
 	var status any
 	var err error
 	if d, ok := ws.Status.Object.(*decodedStatus); ok {
@@ -124,10 +124,10 @@ func workStatusStatus(ws *controlv1alpha1.WorkStatus) (any, error) {
 	return status, nil
 }
 
-// statusKeySets shares the key sets of the decoded statuses' objects (the compact form's field
+// StatusKeySets shares the key sets of the decoded statuses' objects (the compact form's field
 // names): a kind's statuses have a few shapes (a Deployment status, its conditions), which every
 // WorkStatus of that kind shares. Bounded like internTable.
-var statusKeySets = compactjson.NewKeySets(1 << 12)
+var StatusKeySets = compactjson.NewKeySets(1 << 12)
 
 // internTable is the intern table of the ITS cache's transform.
 var internTable = newStringTable(1 << 16)
@@ -218,7 +218,22 @@ func sharedStringMap(m map[string]string) map[string]string {
 }
 
 // dropManagedFields drops the managed fields, which statusfold does not read in the ITS cache; the
-// newest write time, which it reads (lastWrite), is kept in the decodedStatus.
+// newest write time, which it reads (LastWrite), is kept in the decodedStatus.
 func dropManagedFields(ws *controlv1alpha1.WorkStatus) {
 	ws.ManagedFields = nil
+}
+
+// LastWrite is when a WorkStatus was last written: the newest managedFields time, else its
+// creation time (kept by the ITS cache's transform, which drops the managed fields).
+func LastWrite(ws *controlv1alpha1.WorkStatus) time.Time {
+	if d, ok := ws.Status.Object.(*decodedStatus); ok {
+		return d.writtenAt() // the ITS cache's transform took it from the managed fields
+	}
+	t := ws.CreationTimestamp.Time
+	for _, mf := range ws.ManagedFields {
+		if mf.Time != nil && mf.Time.After(t) {
+			t = mf.Time.Time
+		}
+	}
+	return t.UTC()
 }

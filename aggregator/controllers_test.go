@@ -5,37 +5,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-logr/logr"
 
 	"github.com/statusfold/statusfold/aggregator/internal/pacing"
 )
-
-func TestThrottle(t *testing.T) {
-	th := newThrottle(time.Minute)
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	steps := []struct {
-		key            string
-		at             time.Duration
-		want           bool
-		wantSuppressed int
-	}{
-		{"a", 0, true, 0},
-		{"a", time.Second, false, 0},
-		{"b", time.Second, true, 0}, // another key is not held back
-		{"a", 30 * time.Second, false, 0},
-		{"a", 61 * time.Second, true, 2}, // reported again, with the count of those held back
-		{"a", 62 * time.Second, false, 0},
-		{"a", 200 * time.Second, true, 1},
-	}
-	for i, s := range steps {
-		got, n := th.allow(s.key, t0.Add(s.at))
-		if got != s.want || n != s.wantSuppressed {
-			t.Errorf("step %d (%s at %s): allow = %v, %d; want %v, %d", i, s.key, s.at, got, n, s.want, s.wantSuppressed)
-		}
-	}
-}
 
 // TestControllerRecoversPanics runs a reconcile function that panics, and one that fails, through
 // a controller built as the reconciler's are: the panic is reported as a panic with its stack

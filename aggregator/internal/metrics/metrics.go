@@ -1,4 +1,4 @@
-package aggregator
+package metrics
 
 import (
 	"sync"
@@ -11,17 +11,17 @@ import (
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
 
-// metrics are statusfold's Prometheus metrics, registered with controller-runtime's registry
+// Metrics are statusfold's Prometheus metrics, registered with controller-runtime's registry
 // (served on the manager's metrics endpoint). Queue depth and latency come from the work queues.
-type metrics struct {
-	evaluations *prometheus.CounterVec   // kind: object, policy
-	rows        prometheus.Histogram     // rows per CombinedStatus result
-	errors      *prometheus.CounterVec   // where: reconcile, collector, classifier, aggregation, policy
-	writes      *prometheus.CounterVec   // what: combinedstatus, status, label, binding, ...; op: apply, delete
-	latency     prometheus.Histogram     // WorkStatus event → write
-	durations   *prometheus.HistogramVec // kind: combinedstatus, status (the Pacer's kinds of write)
-	conflicts   prometheus.Counter       // status applies refused because another manager owns a field
-	dropped     *prometheus.CounterVec   // reason: schema (returned status), served-schema (our control.kubestellar.io writes)
+type Metrics struct {
+	Evaluations *prometheus.CounterVec   // kind: object, policy
+	Rows        prometheus.Histogram     // rows per CombinedStatus result
+	Errors      *prometheus.CounterVec   // where: reconcile, collector, classifier, aggregation, policy
+	Writes      *prometheus.CounterVec   // what: combinedstatus, status, label, binding, ...; op: apply, delete
+	Latency     prometheus.Histogram     // WorkStatus event → write
+	Durations   *prometheus.HistogramVec // kind: combinedstatus, status (the Pacer's kinds of write)
+	Conflicts   prometheus.Counter       // status applies refused because another manager owns a field
+	Dropped     *prometheus.CounterVec   // reason: schema (returned status), served-schema (our control.kubestellar.io writes)
 
 	// pacers are the running managers' Pacers (one per manager; several in tests), read by
 	// statusfold_write_delay_seconds.
@@ -35,41 +35,41 @@ var errorPlaces = []string{"reconcile", "panic", "write", "watch", "schema", "co
 
 var (
 	metricsOnce sync.Once
-	theMetrics  *metrics
+	theMetrics  *Metrics
 )
 
-// newMetrics returns the process-wide metrics (registering them once: several managers in one
+// New returns the process-wide metrics (registering them once: several managers in one
 // process, as in tests, share them).
-func newMetrics() *metrics {
+func New() *Metrics {
 	metricsOnce.Do(func() {
-		m := &metrics{
-			evaluations: prometheus.NewCounterVec(prometheus.CounterOpts{
+		m := &Metrics{
+			Evaluations: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Name: "statusfold_evaluations_total", Help: "Evaluations, by kind of work item (object, policy, kind).",
 			}, []string{"kind"}),
-			rows: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Rows: prometheus.NewHistogram(prometheus.HistogramOpts{
 				Name: "statusfold_combinedstatus_rows", Help: "Rows per CombinedStatus result, at each evaluation.",
 				Buckets: []float64{0, 1, 2, 5, 10, 20, 50, 100, 1000},
 			}),
-			errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Name: "statusfold_errors_total", Help: "Errors, by where they happened.",
 			}, []string{"where"}),
-			writes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Writes: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Name: "statusfold_writes_total", Help: "Writes to the apiserver, by object kind and operation.",
 			}, []string{"what", "op"}),
-			latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 				Name:    "statusfold_workstatus_to_write_seconds",
 				Help:    "Time from a WorkStatus event to the CombinedStatus or status write it caused.",
 				Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
 			}),
-			durations: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Durations: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 				Name:    "statusfold_write_duration_seconds",
 				Help:    "Duration of the paced writes made for workload objects, by kind (combinedstatus, status): the latencies the Pacer reads.",
 				Buckets: prometheus.ExponentialBuckets(0.0025, 2, 12),
 			}, []string{"kind"}),
-			conflicts: prometheus.NewCounter(prometheus.CounterOpts{
+			Conflicts: prometheus.NewCounter(prometheus.CounterOpts{
 				Name: "statusfold_status_conflicts_total", Help: "Status returns not written because another field manager owns a field.",
 			}),
-			dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 				Name: "statusfold_status_fields_dropped_total",
 				Help: "Fields not written, by reason (schema: returned status fields that the WDS's schema of the kind does not declare; " +
 					"served-schema: fields of statusfold's writes to control.kubestellar.io objects that the served CRD does not declare, as under KubeStellar's own CRDs).",
@@ -78,26 +78,26 @@ func newMetrics() *metrics {
 		// Every error series exists from the start, at 0: alerts and dashboards on
 		// statusfold_errors_total (charts/statusfold) see a rate of 0, not an absent metric.
 		for _, where := range errorPlaces {
-			m.errors.WithLabelValues(where)
+			m.Errors.WithLabelValues(where)
 		}
 		for k := range pacing.WriteKinds {
-			m.durations.WithLabelValues(k.String())
+			m.Durations.WithLabelValues(k.String())
 		}
-		m.dropped.WithLabelValues("schema")
-		m.dropped.WithLabelValues("served-schema")
+		m.Dropped.WithLabelValues("schema")
+		m.Dropped.WithLabelValues("served-schema")
 		m.pacers = map[*pacing.Pacer[rules.ObjectKey]]struct{}{}
 		writeDelay := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "statusfold_write_delay_seconds",
 			Help: "The Pacer's current delay between two writes of one workload object (0: writes at once; at most --max-write-delay).",
 		}, m.writeDelay)
-		ctrlmetrics.Registry.MustRegister(m.evaluations, m.rows, m.errors, m.writes, m.latency, m.durations, m.conflicts, m.dropped, writeDelay)
+		ctrlmetrics.Registry.MustRegister(m.Evaluations, m.Rows, m.Errors, m.Writes, m.Latency, m.Durations, m.Conflicts, m.Dropped, writeDelay)
 		theMetrics = m
 	})
 	return theMetrics
 }
 
-// addPacer makes p's delay part of statusfold_write_delay_seconds until remove is called.
-func (m *metrics) addPacer(p *pacing.Pacer[rules.ObjectKey]) (remove func()) {
+// AddPacer makes p's delay part of statusfold_write_delay_seconds until remove is called.
+func (m *Metrics) AddPacer(p *pacing.Pacer[rules.ObjectKey]) (remove func()) {
 	m.pacersMu.Lock()
 	defer m.pacersMu.Unlock()
 	m.pacers[p] = struct{}{}
@@ -109,7 +109,7 @@ func (m *metrics) addPacer(p *pacing.Pacer[rules.ObjectKey]) (remove func()) {
 }
 
 // writeDelay is the largest current delay of the running Pacers, in seconds (0: none).
-func (m *metrics) writeDelay() float64 {
+func (m *Metrics) writeDelay() float64 {
 	m.pacersMu.Lock()
 	defer m.pacersMu.Unlock()
 	now := time.Now()

@@ -1,4 +1,4 @@
-package aggregator
+package itscache
 
 import (
 	"slices"
@@ -8,11 +8,11 @@ import (
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
-// wecIndex keeps, per workload object, the cached WorkStatuses that report it, by WEC, and which
+// WECIndex keeps, per workload object, the cached WorkStatuses that report it, by WEC, and which
 // WECs changed since the object's last evaluation. It is fed by the WorkStatus event handler with
 // the informer's own objects (shared with the cache, only read), so an evaluation finds one
 // object's WorkStatuses without listing and copying them, and re-reads only the WECs that changed.
-type wecIndex struct {
+type WECIndex struct {
 	mu    sync.Mutex
 	m     map[rules.ObjectKey]*objectWECs
 	takes uint64 // counts takes over all objects: the epochs
@@ -29,9 +29,9 @@ type objectWECs struct {
 	epoch uint64              // of the last take; 0 for a new entry
 }
 
-func newWECIndex() *wecIndex { return &wecIndex{m: map[rules.ObjectKey]*objectWECs{}} }
+func NewWECIndex() *WECIndex { return &WECIndex{m: map[rules.ObjectKey]*objectWECs{}} }
 
-func (x *wecIndex) entry(k rules.ObjectKey) *objectWECs {
+func (x *WECIndex) entry(k rules.ObjectKey) *objectWECs {
 	e := x.m[k]
 	if e == nil {
 		e = &objectWECs{one: map[string]*controlv1alpha1.WorkStatus{}}
@@ -49,7 +49,7 @@ func (e *objectWECs) markDirty(wec string) {
 }
 
 // remove drops a WorkStatus (matched by namespace and name) and marks its WEC changed.
-func (x *wecIndex) remove(ws *controlv1alpha1.WorkStatus) {
+func (x *WECIndex) remove(ws *controlv1alpha1.WorkStatus) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	e := x.entry(rules.WorkStatusObject(ws))
@@ -71,7 +71,7 @@ func (x *wecIndex) remove(ws *controlv1alpha1.WorkStatus) {
 }
 
 // upsert adds or replaces a WorkStatus and marks its WEC changed.
-func (x *wecIndex) upsert(ws *controlv1alpha1.WorkStatus) {
+func (x *WECIndex) upsert(ws *controlv1alpha1.WorkStatus) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	e := x.entry(rules.WorkStatusObject(ws))
@@ -97,9 +97,9 @@ func (x *wecIndex) upsert(ws *controlv1alpha1.WorkStatus) {
 	e.markDirty(wec)
 }
 
-// update applies an informer event: o is the old object (nil when added), n the new (nil when
+// Update applies an informer event: o is the old object (nil when added), n the new (nil when
 // deleted). A WorkStatus whose source changed leaves its old object's entry.
-func (x *wecIndex) update(o, n *controlv1alpha1.WorkStatus) {
+func (x *WECIndex) Update(o, n *controlv1alpha1.WorkStatus) {
 	if o != nil && (n == nil || rules.WorkStatusObject(o) != rules.WorkStatusObject(n)) {
 		x.remove(o)
 	}
@@ -116,12 +116,12 @@ func indexNamed(list []*controlv1alpha1.WorkStatus, name string) int {
 // smallDirty is the most changed WECs of an object whose map take clears for reuse.
 const smallDirty = 32
 
-// take starts an evaluation of k: it returns the WECs changed since the previous take, the epoch
+// Take starts an evaluation of k: it returns the WECs changed since the previous take, the epoch
 // of that previous take (0 if none is known) and the epoch of this one. Epochs are unique over all
 // objects. An evaluation may feed only the changed WECs into a consumer (a Table, a returned-status
 // State) that the evaluation of epoch prev brought fully up to date; any other consumer must be
 // fed every WEC.
-func (x *wecIndex) take(k rules.ObjectKey) (dirty []string, prev, epoch uint64) {
+func (x *WECIndex) Take(k rules.ObjectKey) (dirty []string, prev, epoch uint64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	e := x.entry(k)
@@ -142,9 +142,9 @@ func (x *wecIndex) take(k rules.ObjectKey) (dirty []string, prev, epoch uint64) 
 	return dirty, prev, e.epoch
 }
 
-// get returns the WorkStatus that reports k from wec — the newest by creation when a mailbox
+// Get returns the WorkStatus that reports k from wec — the newest by creation when a mailbox
 // holds two — or nil.
-func (x *wecIndex) get(k rules.ObjectKey, wec string) *controlv1alpha1.WorkStatus {
+func (x *WECIndex) Get(k rules.ObjectKey, wec string) *controlv1alpha1.WorkStatus {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	e := x.m[k]
@@ -158,7 +158,7 @@ func (x *wecIndex) get(k rules.ObjectKey, wec string) *controlv1alpha1.WorkStatu
 }
 
 // len is the number of objects with an entry.
-func (x *wecIndex) len() int {
+func (x *WECIndex) len() int {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return len(x.m)

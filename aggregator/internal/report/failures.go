@@ -1,4 +1,4 @@
-package aggregator
+package report
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 
+	"github.com/statusfold/statusfold/aggregator/internal/resources"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
@@ -20,11 +21,11 @@ import (
 // Events are rate-limited per (object, reason): a failure that repeats is reported again only
 // after failureWindow, with the number of occurrences in between.
 
-// failureWindow is the minimum time between two reports of the same failure of one object.
-const failureWindow = time.Minute
+// FailureWindow is the minimum time between two reports of the same failure of one object.
+const FailureWindow = time.Minute
 
-// throttle decides which occurrences of a repeating failure are reported.
-type throttle struct {
+// Throttle decides which occurrences of a repeating failure are reported.
+type Throttle struct {
 	mu     sync.Mutex
 	window time.Duration
 	m      map[string]*throttled
@@ -36,13 +37,13 @@ type throttled struct {
 	suppressed int
 }
 
-func newThrottle(window time.Duration) *throttle {
-	return &throttle{window: window, m: map[string]*throttled{}}
+func NewThrottle(window time.Duration) *Throttle {
+	return &Throttle{window: window, m: map[string]*throttled{}}
 }
 
-// allow reports whether the occurrence of key at now is reported, and how many occurrences were
+// Allow reports whether the occurrence of key at now is reported, and how many occurrences were
 // suppressed since the previous report.
-func (t *throttle) allow(key string, now time.Time) (bool, int) {
+func (t *Throttle) Allow(key string, now time.Time) (bool, int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.sweeps++; t.sweeps >= 1024 {
@@ -67,21 +68,21 @@ func (t *throttle) allow(key string, now time.Time) (bool, int) {
 	return true, n
 }
 
-// reporter reports failures (failure): logs and Events, rate-limited per object and reason.
-type reporter struct {
-	log      logr.Logger
-	recorder events.EventRecorder
-	failures *throttle
-	// kinds finds the kind of a workload object's resource, for the Event's target.
-	kinds interface {
-		known(schema.GroupResource) (resourceInfo, bool)
+// Reporter reports failures (failure): logs and Events, rate-limited per object and reason.
+type Reporter struct {
+	Log      logr.Logger
+	Recorder events.EventRecorder
+	Failures *Throttle
+	// Kinds finds the kind of a workload object's resource, for the Event's target.
+	Kinds interface {
+		Known(schema.GroupResource) (resources.ResourceInfo, bool)
 	}
 }
 
 // objectRef is the Event target of a workload object known by key, or nil when its kind is not
 // known (any more).
-func (r *reporter) objectRef(key rules.ObjectKey) *corev1.ObjectReference {
-	info, ok := r.kinds.known(key.GroupResource())
+func (r *Reporter) objectRef(key rules.ObjectKey) *corev1.ObjectReference {
+	info, ok := r.Kinds.Known(key.GroupResource())
 	if !ok {
 		return nil
 	}
@@ -90,15 +91,15 @@ func (r *reporter) objectRef(key rules.ObjectKey) *corev1.ObjectReference {
 }
 
 // refOf returns the Event target of a work item's key (nil: none).
-func (r *reporter) refOf(key any) *corev1.ObjectReference {
+func (r *Reporter) refOf(key any) *corev1.ObjectReference {
 	switch k := key.(type) {
 	case rules.ObjectKey:
 		return r.objectRef(k)
 	case string: // a BindingPolicy
 		return &corev1.ObjectReference{APIVersion: controlv1alpha1.GroupVersion.String(), Kind: "BindingPolicy", Name: k}
-	case kindKey:
+	case rules.KindKey:
 		gv := controlv1alpha1.GroupVersion
-		if k.Kind == kindAggregationPolicy {
+		if k.Kind == rules.KindAggregationPolicy {
 			gv = policyv1alpha1.GroupVersion
 		}
 		return &corev1.ObjectReference{APIVersion: gv.String(), Kind: k.Kind, Name: k.Name}
@@ -106,25 +107,25 @@ func (r *reporter) refOf(key any) *corev1.ObjectReference {
 	return nil
 }
 
-// failure reports a failure concerning the work item key (an ObjectKey, a BindingPolicy name or
+// Failure reports a failure concerning the work item key (an ObjectKey, a BindingPolicy name or
 // a kindKey): a log line and a Warning Event with the given reason, rate-limited. The caller
 // counts it in the metrics.
-func (r *reporter) failure(key any, reason, format string, args ...any) {
+func (r *Reporter) Failure(key any, reason, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	ok, suppressed := r.failures.allow(fmt.Sprintf("%v\x00%s", key, reason), time.Now())
+	ok, suppressed := r.Failures.Allow(fmt.Sprintf("%v\x00%s", key, reason), time.Now())
 	if !ok {
 		return
 	}
 	if suppressed > 0 {
 		msg = fmt.Sprintf("%s (and %d more times since the last report)", msg, suppressed)
 	}
-	r.log.Info("failure", "reason", reason, "key", fmt.Sprint(key), "error", msg)
+	r.Log.Info("failure", "reason", reason, "key", fmt.Sprint(key), "error", msg)
 	if ref := r.refOf(key); ref != nil {
-		r.recorder.Eventf(ref, nil, corev1.EventTypeWarning, reason, "Reconcile", "%s", truncate(msg, 1024))
+		r.Recorder.Eventf(ref, nil, corev1.EventTypeWarning, reason, "Reconcile", "%s", Truncate(msg, 1024))
 	}
 }
 
-func truncate(s string, n int) string {
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -1,4 +1,4 @@
-package aggregator
+package itscache
 
 import (
 	"bytes"
@@ -26,6 +26,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/pager"
 
+	"github.com/statusfold/statusfold/aggregator/internal/testutil"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/compactjson"
 )
@@ -40,8 +41,8 @@ func TestTrimmingListerTrimsEachPage(t *testing.T) {
 		ListWithContextFunc: func(_ context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			asked = append(asked, opts)
 			return &controlv1alpha1.WorkStatusList{Items: []controlv1alpha1.WorkStatus{
-				*wireWorkStatus(t, "wec-0001", "app-0001", 1, deploymentStatus(1)),
-				*wireWorkStatus(t, "wec-0002", "app-0001", 2, deploymentStatus(2)),
+				*testutil.WireWorkStatus(t, "wec-0001", "app-0001", 1, testutil.DeploymentStatus(1)),
+				*testutil.WireWorkStatus(t, "wec-0002", "app-0001", 2, testutil.DeploymentStatus(2)),
 			}}, nil
 		},
 		WatchFuncWithContext: func(_ context.Context, opts metav1.ListOptions) (watch.Interface, error) {
@@ -67,8 +68,8 @@ func TestTrimmingListerTrimsEachPage(t *testing.T) {
 			t.Errorf("list %+v asked the apiserver %+v, want %+v", tc.opts, asked, tc.want)
 		}
 		for i, ws := range out.(*controlv1alpha1.WorkStatusList).Items {
-			if !transformed(&ws) || ws.Status.Raw != nil || ws.ManagedFields != nil {
-				t.Errorf("item %d not trimmed: transformed %v, raw %d bytes, %d managed fields", i, transformed(&ws), len(ws.Status.Raw), len(ws.ManagedFields))
+			if !Transformed(&ws) || ws.Status.Raw != nil || ws.ManagedFields != nil {
+				t.Errorf("item %d not trimmed: transformed %v, raw %d bytes, %d managed fields", i, Transformed(&ws), len(ws.Status.Raw), len(ws.ManagedFields))
 			}
 		}
 	}
@@ -84,7 +85,7 @@ func workStatusListJSON(t testing.TB, n int, rv, cont string) []byte {
 	list := controlv1alpha1.WorkStatusList{TypeMeta: metav1.TypeMeta{APIVersion: "control.kubestellar.io/v1alpha1", Kind: "WorkStatusList"}}
 	list.ResourceVersion, list.Continue = rv, cont
 	for i := range n {
-		list.Items = append(list.Items, *wireWorkStatus(t, fmt.Sprintf("wec-%04d", i%1000), fmt.Sprintf("app-%04d", i/1000), i, deploymentStatus(i)))
+		list.Items = append(list.Items, *testutil.WireWorkStatus(t, fmt.Sprintf("wec-%04d", i%1000), fmt.Sprintf("app-%04d", i/1000), i, testutil.DeploymentStatus(i)))
 	}
 	b, err := json.Marshal(list)
 	if err != nil {
@@ -127,46 +128,7 @@ func TestWorkStatusListerStreams(t *testing.T) {
 	if asked.Get("resourceVersion") != "0" || asked.Get("limit") != "500" || asked.Get("labelSelector") != "a=b" {
 		t.Errorf("asked the apiserver %v", asked)
 	}
-	ptrs := out.(*workStatusPtrList)
-	// The reflector takes the items as they are (one allocation each, made while decoding),
-	// without copying each out of an array.
-	objs, err := meta.ExtractListWithAlloc(out)
-	if err != nil || len(objs) != len(ptrs.Items) {
-		t.Fatalf("the reflector's extraction: %d objects, %v", len(objs), err)
-	}
-	for i := range objs {
-		if objs[i] != runtime.Object(ptrs.Items[i]) {
-			t.Errorf("item %d: the reflector got a copy, want the decoded item itself", i)
-		}
-	}
-	if lm, err := meta.ListAccessor(out); err != nil || lm.GetResourceVersion() != "4711" || lm.GetContinue() != "next-page" {
-		t.Errorf("list metadata as the reflector reads it: %v, %v", lm, err)
-	}
-	if cp := out.DeepCopyObject().(*workStatusPtrList); !equality.Semantic.DeepEqual(valueList(cp), valueList(ptrs)) || cp.Items[0] == ptrs.Items[0] {
-		t.Errorf("DeepCopyObject: %+v, want an equal list of other items", cp)
-	}
-	got := valueList(ptrs)
-	if got.ResourceVersion != "4711" || got.Continue != "next-page" || len(got.Items) != 3 {
-		t.Fatalf("list metadata %+v with %d items, want resourceVersion 4711, continue next-page, 3 items", got.ListMeta, len(got.Items))
-	}
-	for i := range want.Items {
-		w, g := &want.Items[i], &got.Items[i]
-		if !transformed(g) || g.ManagedFields != nil {
-			t.Errorf("item %d not trimmed", i)
-		}
-		if _, err := trimITSObject(w); err != nil {
-			t.Fatal(err)
-		}
-		ws, werr := workStatusStatus(w)
-		gs, gerr := workStatusStatus(g)
-		if werr != nil || gerr != nil {
-			t.Fatalf("item %d status: %v, %v", i, werr, gerr)
-		}
-		if !equality.Semantic.DeepEqual(w.ObjectMeta, g.ObjectMeta) || w.Spec != g.Spec || w.TypeMeta != g.TypeMeta ||
-			!equality.Semantic.DeepEqual(w.StatusDetails, g.StatusDetails) || !equality.Semantic.DeepEqual(compactjson.Expand(ws), compactjson.Expand(gs)) || ws == nil {
-			t.Errorf("item %d decoded as\n%+v\nwant (client-go's decoder, then trimmed)\n%+v", i, g, w)
-		}
-	}
+	checkStreamedList(t, out, &want)
 
 	reply = func(w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "application/json")
@@ -196,6 +158,53 @@ func TestWorkStatusListerStreams(t *testing.T) {
 	}
 }
 
+// checkStreamedList checks a streamed WorkStatus list as the reflector reads it, against want,
+// the same list decoded by client-go's decoder: the items are taken as they are, the list
+// metadata is there, and every item is the same as want's, trimmed.
+func checkStreamedList(t *testing.T, out runtime.Object, want *controlv1alpha1.WorkStatusList) {
+	t.Helper()
+	ptrs := out.(*workStatusPtrList)
+	// The reflector takes the items as they are (one allocation each, made while decoding),
+	// without copying each out of an array.
+	objs, err := meta.ExtractListWithAlloc(out)
+	if err != nil || len(objs) != len(ptrs.Items) {
+		t.Fatalf("the reflector's extraction: %d objects, %v", len(objs), err)
+	}
+	for i := range objs {
+		if objs[i] != runtime.Object(ptrs.Items[i]) {
+			t.Errorf("item %d: the reflector got a copy, want the decoded item itself", i)
+		}
+	}
+	if lm, err := meta.ListAccessor(out); err != nil || lm.GetResourceVersion() != "4711" || lm.GetContinue() != "next-page" {
+		t.Errorf("list metadata as the reflector reads it: %v, %v", lm, err)
+	}
+	if cp := out.DeepCopyObject().(*workStatusPtrList); !equality.Semantic.DeepEqual(valueList(cp), valueList(ptrs)) || cp.Items[0] == ptrs.Items[0] {
+		t.Errorf("DeepCopyObject: %+v, want an equal list of other items", cp)
+	}
+	got := valueList(ptrs)
+	if got.ResourceVersion != "4711" || got.Continue != "next-page" || len(got.Items) != 3 {
+		t.Fatalf("list metadata %+v with %d items, want resourceVersion 4711, continue next-page, 3 items", got.ListMeta, len(got.Items))
+	}
+	for i := range want.Items {
+		w, g := &want.Items[i], &got.Items[i]
+		if !Transformed(g) || g.ManagedFields != nil {
+			t.Errorf("item %d not trimmed", i)
+		}
+		if _, err := TrimITSObject(w); err != nil {
+			t.Fatal(err)
+		}
+		ws, werr := WorkStatusStatus(w)
+		gs, gerr := WorkStatusStatus(g)
+		if werr != nil || gerr != nil {
+			t.Fatalf("item %d status: %v, %v", i, werr, gerr)
+		}
+		if !equality.Semantic.DeepEqual(w.ObjectMeta, g.ObjectMeta) || w.Spec != g.Spec || w.TypeMeta != g.TypeMeta ||
+			!equality.Semantic.DeepEqual(w.StatusDetails, g.StatusDetails) || !equality.Semantic.DeepEqual(compactjson.Expand(ws), compactjson.Expand(gs)) || ws == nil {
+			t.Errorf("item %d decoded as\n%+v\nwant (client-go's decoder, then trimmed)\n%+v", i, g, w)
+		}
+	}
+}
+
 // BenchmarkWorkStatusListDecode: decoding a 2,000-item WorkStatus list whole (the body read,
 // then client-go's JSON decoding, then the transform per item) against decodeWorkStatusList
 // (item by item, each trimmed at once); B/op counts every allocation, the peak is what the
@@ -211,7 +220,7 @@ func BenchmarkWorkStatusListDecode(b *testing.B) {
 				b.Fatal(err)
 			}
 			for i := range list.Items {
-				_, _ = trimITSObject(&list.Items[i])
+				_, _ = TrimITSObject(&list.Items[i])
 			}
 		}
 	})
@@ -219,7 +228,7 @@ func BenchmarkWorkStatusListDecode(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
 			var list workStatusPtrList
-			if err := decodeWorkStatusList(bytes.NewReader(body), &list, func(ws *controlv1alpha1.WorkStatus) { _, _ = trimITSObject(ws) }); err != nil {
+			if err := decodeWorkStatusList(bytes.NewReader(body), &list, func(ws *controlv1alpha1.WorkStatus) { _, _ = TrimITSObject(ws) }); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -230,13 +239,13 @@ func BenchmarkWorkStatusListDecode(b *testing.B) {
 // (every value split across reads) and indented, with strings holding brackets, escaped quotes
 // and backslashes, the list decodes to what client-go's whole-list decoding gives.
 func TestDecodeWorkStatusListMatchesWholeDecode(t *testing.T) {
-	odd := deploymentStatus(7)
+	odd := testutil.DeploymentStatus(7)
 	odd["message"] = `a "quoted" }]{[ \ back\\slash, "` + "\u00e9\n"
 	odd["nums"] = []any{1, -2.5e3, true, false, nil, "x"}
 	items := []*controlv1alpha1.WorkStatus{
-		wireWorkStatus(t, "wec-0001", "app-0001", 1, deploymentStatus(1)),
-		wireWorkStatus(t, "wec-0002", "app-0001", 2, odd),
-		wireWorkStatus(t, "wec-0003", "app-0001", 3, nil),
+		testutil.WireWorkStatus(t, "wec-0001", "app-0001", 1, testutil.DeploymentStatus(1)),
+		testutil.WireWorkStatus(t, "wec-0002", "app-0001", 2, odd),
+		testutil.WireWorkStatus(t, "wec-0003", "app-0001", 3, nil),
 	}
 	list := controlv1alpha1.WorkStatusList{ListMeta: metav1.ListMeta{ResourceVersion: "12", RemainingItemCount: new(int64(3))}}
 	for _, ws := range items {
@@ -350,8 +359,8 @@ func TestWorkStatusListerPagedThroughClientGoPager(t *testing.T) {
 	}
 	for i, o := range objs {
 		ws, ok := o.(*controlv1alpha1.WorkStatus)
-		if !ok || !transformed(ws) {
-			t.Errorf("item %d: %T, transformed %v", i, o, ok && transformed(ws))
+		if !ok || !Transformed(ws) {
+			t.Errorf("item %d: %T, transformed %v", i, o, ok && Transformed(ws))
 		}
 	}
 	if lm, err := meta.ListAccessor(out); err != nil || lm.GetResourceVersion() != "100" {
@@ -363,7 +372,7 @@ func TestWorkStatusListerPagedThroughClientGoPager(t *testing.T) {
 // indexes it is given but the namespace index (nothing lists WorkStatuses by namespace from it);
 // other kinds' informers keep every index.
 func TestWorkStatusInformerHasNoNamespaceIndex(t *testing.T) {
-	newInformer, err := itsInformers(&rest.Config{Host: "http://127.0.0.1:1"}, testScheme(t))
+	newInformer, err := ITSInformers(&rest.Config{Host: "http://127.0.0.1:1"}, testScheme(t))
 	if err != nil {
 		t.Fatal(err)
 	}

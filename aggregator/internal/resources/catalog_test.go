@@ -1,4 +1,4 @@
-package aggregator
+package resources
 
 import (
 	"encoding/json"
@@ -80,13 +80,13 @@ func (s *discoveryServer) set(fail bool, hold chan struct{}) {
 	s.fail, s.hold = fail, hold
 }
 
-func newTestCatalog(t *testing.T, s *discoveryServer) *catalog {
+func newTestCatalog(t *testing.T, s *discoveryServer) *Catalog {
 	t.Helper()
 	disc, err := discovery.NewDiscoveryClientForConfig(&rest.Config{Host: s.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newCatalog(disc, time.Hour)
+	return NewCatalog(disc, time.Hour)
 }
 
 var (
@@ -102,36 +102,36 @@ var (
 func TestCatalogKeepsFailedGroups(t *testing.T) {
 	s := newDiscoveryServer(t)
 	c := newTestCatalog(t, s)
-	if info, ok, err := c.lookup(widgets); !ok || err != nil || !info.HasStatus || info.Kind != "Widget" {
+	if info, ok, err := c.Lookup(widgets); !ok || err != nil || !info.HasStatus || info.Kind != "Widget" {
 		t.Fatalf("lookup(widgets) = %+v, %v, %v; want the Widget resource with status", info, ok, err)
 	}
 	s.set(true, nil)
 	c.at = time.Time{} // due for a refresh
-	got := c.resources(true)
+	got := c.Resources(true)
 	if len(got) != 2 {
 		t.Errorf("catalog after the group failed has %d resources, want 2 (configmaps, and widgets as last seen): %+v", len(got), got)
 	}
-	if _, ok, err := c.lookup(widgets); !ok || err != nil {
+	if _, ok, err := c.Lookup(widgets); !ok || err != nil {
 		t.Errorf("lookup(widgets) while its group fails = %v, %v; want found", ok, err)
 	}
 	c.at = time.Time{}
-	if _, ok, err := c.lookup(gadgets); ok || !errors.Is(err, errUncertain) {
+	if _, ok, err := c.Lookup(gadgets); ok || !errors.Is(err, ErrUncertain) {
 		t.Errorf("lookup(gadgets) while its group fails = %v, %v; want uncertain", ok, err)
 	}
 	c.at = time.Time{}
-	if _, ok, err := c.lookup(secrets); ok || err != nil {
+	if _, ok, err := c.Lookup(secrets); ok || err != nil {
 		t.Errorf("lookup(secrets) = %v, %v; want unknown, without error (its group answered)", ok, err)
 	}
 	s.set(false, nil)
 	c.at = time.Time{}
-	c.resources(true)
+	c.Resources(true)
 	c.mu.Lock()
 	failed := len(c.failed)
 	c.mu.Unlock()
 	if failed != 0 {
 		t.Errorf("%d groups still failed after the group came back", failed)
 	}
-	if _, ok, err := c.lookup(configmapsGR); !ok || err != nil {
+	if _, ok, err := c.Lookup(configmapsGR); !ok || err != nil {
 		t.Errorf("lookup(configmapsGR) = %v, %v", ok, err)
 	}
 }
@@ -141,7 +141,7 @@ func TestCatalogKeepsFailedGroups(t *testing.T) {
 func TestCatalogRefreshOutsideLock(t *testing.T) {
 	s := newDiscoveryServer(t)
 	c := newTestCatalog(t, s)
-	if got := c.resources(false); len(got) != 2 {
+	if got := c.Resources(false); len(got) != 2 {
 		t.Fatalf("initial catalog: %d resources, want 2", len(got))
 	}
 	for len(s.entered) > 0 {
@@ -153,11 +153,11 @@ func TestCatalogRefreshOutsideLock(t *testing.T) {
 	c.at = time.Time{}
 	c.mu.Unlock()
 	done := make(chan struct{})
-	go func() { c.resources(true); close(done) }()
+	go func() { c.Resources(true); close(done) }()
 	<-s.entered // the refresh is waiting on discovery
 	start := time.Now()
-	got := c.resources(false)
-	_, ok := c.known(widgets)
+	got := c.Resources(false)
+	_, ok := c.Known(widgets)
 	if d := time.Since(start); d > time.Second || len(got) != 2 || !ok {
 		t.Errorf("a reader during a slow refresh: %d resources after %s (widgets known: %v); want the previous 2 at once", len(got), d, ok)
 	}
@@ -176,27 +176,27 @@ func TestCatalogReportsRecoveredGroups(t *testing.T) {
 	s := newDiscoveryServer(t)
 	c := newTestCatalog(t, s)
 	var got []string
-	c.onRecovered = func(g string) { got = append(got, g) }
+	c.OnRecovered = func(g string) { got = append(got, g) }
 	refresh := func() {
 		c.mu.Lock()
 		c.at = time.Time{}
 		c.mu.Unlock()
-		c.resources(true)
+		c.Resources(true)
 	}
 	refresh()
-	if len(got) != 0 || c.degraded() {
-		t.Fatalf("healthy discovery: recovered %v, degraded %v; want none, false", got, c.degraded())
+	if len(got) != 0 || c.Degraded() {
+		t.Fatalf("healthy discovery: recovered %v, degraded %v; want none, false", got, c.Degraded())
 	}
 	s.set(true, nil)
 	refresh()
 	refresh()
-	if len(got) != 0 || !c.degraded() {
-		t.Fatalf("group failing: recovered %v, degraded %v; want none, true", got, c.degraded())
+	if len(got) != 0 || !c.Degraded() {
+		t.Fatalf("group failing: recovered %v, degraded %v; want none, true", got, c.Degraded())
 	}
 	s.set(false, nil)
 	refresh()
-	if len(got) != 1 || got[0] != "slow.example.com" || c.degraded() {
-		t.Fatalf("group back: recovered %v, degraded %v; want [slow.example.com], false", got, c.degraded())
+	if len(got) != 1 || got[0] != "slow.example.com" || c.Degraded() {
+		t.Fatalf("group back: recovered %v, degraded %v; want [slow.example.com], false", got, c.Degraded())
 	}
 	refresh()
 	if len(got) != 1 {

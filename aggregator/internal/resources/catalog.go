@@ -1,7 +1,6 @@
-package aggregator
+package resources
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -17,8 +16,8 @@ import (
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
-// resourceInfo is what the reconciler needs to know about one resource, from discovery.
-type resourceInfo struct {
+// ResourceInfo is what the reconciler needs to know about one resource, from discovery.
+type ResourceInfo struct {
 	GVR        schema.GroupVersionResource
 	Kind       string
 	Namespaced bool
@@ -27,9 +26,9 @@ type resourceInfo struct {
 }
 
 // GVK of the resource.
-func (r resourceInfo) GVK() schema.GroupVersionKind { return r.GVR.GroupVersion().WithKind(r.Kind) }
+func (r ResourceInfo) GVK() schema.GroupVersionKind { return r.GVR.GroupVersion().WithKind(r.Kind) }
 
-// catalog is the discovery view of the WDS: every listable, watchable resource in its preferred
+// Catalog is the discovery view of the WDS: every listable, watchable resource in its preferred
 // version, minus those never selected (our own kinds, events and leases: docs/controller.md).
 //
 // Nothing is forgotten on uncertainty (docs/controller.md, "Failures"): when discovery fails for
@@ -37,30 +36,30 @@ func (r resourceInfo) GVK() schema.GroupVersionKind { return r.GVR.GroupVersion(
 // last seen, and a resource that is unknown while its group's discovery fails is reported as
 // uncertain, not as gone. Discovery round trips run outside the mutex: readers get the previous
 // catalog while a refresh runs, so a slow discovery stalls no worker.
-type catalog struct {
+type Catalog struct {
 	disc    discovery.DiscoveryInterface
 	refresh time.Duration
 
 	mu      sync.Mutex
 	at      time.Time
-	byGR    map[schema.GroupResource]resourceInfo
-	ordered []resourceInfo
+	byGR    map[schema.GroupResource]ResourceInfo
+	ordered []ResourceInfo
 	// failed are the groups whose discovery failed at the last refresh; allFailed: the whole
 	// discovery failed and nothing was known before.
 	failed    map[string]bool
 	allFailed bool
 	// refreshing is closed when the refresh in progress ends (nil: none runs).
 	refreshing chan struct{}
-	// onRecovered, if set, is called (outside the mutex) with each group whose discovery failed
+	// OnRecovered, if set, is called (outside the mutex) with each group whose discovery failed
 	// at the previous refresh and succeeds at this one.
-	onRecovered func(group string)
+	OnRecovered func(group string)
 }
 
 // minRefresh bounds how often a miss can force a discovery refresh.
 const minRefresh = 2 * time.Second
 
-func newCatalog(disc discovery.DiscoveryInterface, refresh time.Duration) *catalog {
-	return &catalog{disc: disc, refresh: refresh}
+func NewCatalog(disc discovery.DiscoveryInterface, refresh time.Duration) *Catalog {
+	return &Catalog{disc: disc, refresh: refresh}
 }
 
 // excludedGroups and excludedResources are never selected by `"*"` or by anything else, and
@@ -88,11 +87,11 @@ func excluded(gr schema.GroupResource) bool {
 		gr.Group == "statusfold.dev" || strings.HasSuffix(gr.Group, ".statusfold.dev")
 }
 
-// resources returns the catalog, re-reading discovery when it is older than the refresh period
+// Resources returns the catalog, re-reading discovery when it is older than the refresh period
 // or when force is set (at most once per minRefresh). While another goroutine refreshes, it
 // returns the previous catalog at once, unless force is set or there is none: then it waits for
 // that refresh.
-func (c *catalog) resources(force bool) []resourceInfo {
+func (c *Catalog) Resources(force bool) []ResourceInfo {
 	c.mu.Lock()
 	if age := time.Since(c.at); c.byGR != nil && ((!force && age < c.refresh) || age < minRefresh) {
 		defer c.mu.Unlock()
@@ -124,13 +123,13 @@ func (c *catalog) resources(force bool) []resourceInfo {
 	} else {
 		back = recoveredGroups(c.failed, failed)
 		ordered := slices.Collect(maps.Values(byGR))
-		slices.SortFunc(ordered, func(a, b resourceInfo) int { return strings.Compare(a.GVR.String(), b.GVR.String()) })
+		slices.SortFunc(ordered, func(a, b ResourceInfo) int { return strings.Compare(a.GVR.String(), b.GVR.String()) })
 		c.byGR, c.ordered, c.failed, c.allFailed = byGR, ordered, failed, false
 	}
 	c.at = time.Now()
 	c.refreshing = nil
 	close(ch)
-	ordered, notify := c.ordered, c.onRecovered
+	ordered, notify := c.ordered, c.OnRecovered
 	c.mu.Unlock()
 	if notify != nil {
 		for _, g := range back {
@@ -152,8 +151,8 @@ func recoveredGroups(before, now map[string]bool) []string {
 	return out
 }
 
-// degraded reports whether discovery failed, for some groups or as a whole, at the last refresh.
-func (c *catalog) degraded() bool {
+// Degraded reports whether discovery failed, for some groups or as a whole, at the last refresh.
+func (c *Catalog) Degraded() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.allFailed || len(c.failed) > 0
@@ -161,7 +160,7 @@ func (c *catalog) degraded() bool {
 
 // discover reads discovery. The resources of groups whose discovery fails are taken from prev
 // (the catalog as last known). complete is false when discovery failed as a whole.
-func discover(disc discovery.DiscoveryInterface, prev map[schema.GroupResource]resourceInfo) (byGR map[schema.GroupResource]resourceInfo, failed map[string]bool, complete bool) {
+func discover(disc discovery.DiscoveryInterface, prev map[schema.GroupResource]ResourceInfo) (byGR map[schema.GroupResource]ResourceInfo, failed map[string]bool, complete bool) {
 	failed = map[string]bool{}
 	lists, err := discovery.ServerPreferredResources(disc)
 	if !partial(err, failed) {
@@ -182,7 +181,7 @@ func discover(disc discovery.DiscoveryInterface, prev map[schema.GroupResource]r
 			}
 		}
 	}
-	byGR = map[schema.GroupResource]resourceInfo{}
+	byGR = map[schema.GroupResource]ResourceInfo{}
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
 		if err != nil || failed[gv.Group] {
@@ -196,7 +195,7 @@ func discover(disc discovery.DiscoveryInterface, prev map[schema.GroupResource]r
 			if excluded(gr) {
 				continue
 			}
-			byGR[gr] = resourceInfo{GVR: gv.WithResource(r.Name), Kind: r.Kind, Namespaced: r.Namespaced, HasStatus: withStatus[gr]}
+			byGR[gr] = ResourceInfo{GVR: gv.WithResource(r.Name), Kind: r.Kind, Namespaced: r.Namespaced, HasStatus: withStatus[gr]}
 		}
 	}
 	for gr, info := range prev {
@@ -223,31 +222,31 @@ func partial(err error, failed map[string]bool) bool {
 	return true
 }
 
-// errUncertain: a resource is unknown while discovery of its group fails; it may exist.
-var errUncertain = errors.New("discovery of its API group failed; not treated as gone")
+// ErrUncertain: a resource is unknown while discovery of its group fails; it may exist.
+var ErrUncertain = errors.New("discovery of its API group failed; not treated as gone")
 
-// lookup finds a resource by group and resource, refreshing discovery once if it is unknown
+// Lookup finds a resource by group and resource, refreshing discovery once if it is unknown
 // (e.g. a CRD created since the last refresh). It returns errUncertain (wrapped) when the
 // resource is unknown while the discovery of its group fails.
-func (c *catalog) lookup(gr schema.GroupResource) (resourceInfo, bool, error) {
-	c.resources(false)
-	if info, ok := c.known(gr); ok {
+func (c *Catalog) Lookup(gr schema.GroupResource) (ResourceInfo, bool, error) {
+	c.Resources(false)
+	if info, ok := c.Known(gr); ok {
 		return info, true, nil
 	}
-	c.resources(true)
+	c.Resources(true)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if info, ok := c.byGR[gr]; ok {
 		return info, true, nil
 	}
 	if c.allFailed || c.failed[gr.Group] {
-		return resourceInfo{}, false, fmt.Errorf("resource %s: %w", gr, errUncertain)
+		return ResourceInfo{}, false, fmt.Errorf("resource %s: %w", gr, ErrUncertain)
 	}
-	return resourceInfo{}, false, nil
+	return ResourceInfo{}, false, nil
 }
 
-// known returns a resource as the catalog knows it now, without reading discovery.
-func (c *catalog) known(gr schema.GroupResource) (resourceInfo, bool) {
+// Known returns a resource as the catalog knows it now, without reading discovery.
+func (c *Catalog) Known(gr schema.GroupResource) (ResourceInfo, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	info, ok := c.byGR[gr]
@@ -261,31 +260,4 @@ func hasVerbs(r metav1.APIResource, verbs ...string) bool {
 		}
 	}
 	return true
-}
-
-// refreshWhileDegraded re-reads discovery every CatalogRefresh while the discovery of some group
-// fails, so that the group's return is seen even when no evaluation reads the catalog.
-func (a *Aggregator) refreshWhileDegraded(ctx context.Context) {
-	t := time.NewTicker(a.opts.CatalogRefresh)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if a.catalog.degraded() {
-				a.catalog.resources(false)
-			}
-		}
-	}
-}
-
-// groupRecovered re-evaluates, at once, the bound objects of a group whose discovery works
-// again, and re-resolves the policies: their work failed while the group was down and waits in
-// exponential backoff, which by then can be longer than the outage was.
-func (a *Aggregator) groupRecovered(group string) {
-	a.log.Info("API group discovery works again; re-evaluating its objects", "group", group)
-	ctx := context.Background()
-	a.enqueueBoundOf(ctx, group, false)
-	a.enqueueAllPolicies(ctx)
 }

@@ -1,4 +1,4 @@
-package aggregator
+package itscache
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 // itsInformers returns the ITS cache's informer constructor (cache.Options.NewInformer): client-go's
 // shared informer, whose lists go through trimmingLister; WorkStatus lists are read from the
 // apiserver by ws (workStatusLister) item by item.
-func itsInformers(cfg *rest.Config, scheme *runtime.Scheme) (func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer, error) {
+func ITSInformers(cfg *rest.Config, scheme *runtime.Scheme) (func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer, error) {
 	ws, err := newWorkStatusLister(cfg, scheme)
 	if err != nil {
 		return nil, err
@@ -33,7 +33,7 @@ func itsInformers(cfg *rest.Config, scheme *runtime.Scheme) (func(toolscache.Lis
 		if _, ok := obj.(*controlv1alpha1.WorkStatus); ok {
 			l.stream = ws.list
 			// No namespace index: nothing lists WorkStatuses from the ITS cache by namespace
-			// (evaluations find them by object, through the wecIndex), and the index held an entry
+			// (evaluations find them by object, through the WECIndex), and the index held an entry
 			// per WorkStatus (≈4.5 MB at 100,000). A namespaced List would fail with
 			// controller-runtime's "index does not exist" error, not return less.
 			indexers = maps.Clone(indexers)
@@ -43,7 +43,7 @@ func itsInformers(cfg *rest.Config, scheme *runtime.Scheme) (func(toolscache.Lis
 	}, nil
 }
 
-// trimmingLister applies the cache's transform (trimITSObject) to every listed item as the list
+// trimmingLister applies the cache's transform (TrimITSObject) to every listed item as the list
 // arrives, instead of after the reflector has gathered the whole list: client-go's reflector
 // holds every page of its initial list before its store applies the transform, and it asks for
 // resourceVersion "0", which the apiserver's watch cache answers in one response whatever the
@@ -72,7 +72,7 @@ func (t trimmingLister) ListWithContext(ctx context.Context, opts metav1.ListOpt
 		return nil, err
 	}
 	if err := meta.EachListItem(list, func(o runtime.Object) error {
-		_, err := trimITSObject(o)
+		_, err := TrimITSObject(o)
 		return err
 	}); err != nil {
 		return nil, err
@@ -128,7 +128,7 @@ func (l *workStatusLister) list(ctx context.Context, opts metav1.ListOptions) (r
 	defer body.Close()
 	list := &workStatusPtrList{}
 	if err := decodeWorkStatusList(body, list, func(ws *controlv1alpha1.WorkStatus) {
-		_, _ = trimITSObject(ws) // never fails for a WorkStatus
+		_, _ = TrimITSObject(ws) // never fails for a WorkStatus
 	}); err != nil {
 		return nil, fmt.Errorf("aggregator: listing WorkStatuses: %w", err)
 	}

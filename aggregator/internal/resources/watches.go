@@ -1,4 +1,4 @@
-package aggregator
+package resources
 
 import (
 	"context"
@@ -15,40 +15,38 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
 
-// watcher runs the informers of workload resources, started when a policy can select a
+// Watcher runs the informers of workload resources, started when a policy can select a
 // resource or a Binding lists one of its objects, and stopped when neither holds any more
-// (policyReconciler.pruneWatches). Their events go to handler.
-type watcher struct {
+// (the policies reconciler's pruneWatches). Their events go to handler.
+type Watcher struct {
 	cache       cache.Cache // the WDS cache
 	syncTimeout time.Duration
-	handler     func(resourceInfo) toolscache.ResourceEventHandler
+	handler     func(ResourceInfo) toolscache.ResourceEventHandler
 	log         logr.Logger
 
 	mu   sync.Mutex
 	regs map[string]toolscache.ResourceEventHandlerRegistration // by GVR string
 }
 
-var _ workloadWatches = (*watcher)(nil)
-
-func newWatcher(c cache.Cache, syncTimeout time.Duration, handler func(resourceInfo) toolscache.ResourceEventHandler, log logr.Logger) *watcher {
-	return &watcher{cache: c, syncTimeout: syncTimeout, handler: handler, log: log,
+func NewWatcher(c cache.Cache, syncTimeout time.Duration, handler func(ResourceInfo) toolscache.ResourceEventHandler, log logr.Logger) *Watcher {
+	return &Watcher{cache: c, syncTimeout: syncTimeout, handler: handler, log: log,
 		regs: map[string]toolscache.ResourceEventHandlerRegistration{}}
 }
 
-// ensure starts (once) the informer of a workload resource, connects it, and waits at most
+// Ensure starts (once) the informer of a workload resource, connects it, and waits at most
 // syncTimeout (Options.WatchSyncTimeout) for its initial list: ensureAll of one resource.
-func (w *watcher) ensure(ctx context.Context, info resourceInfo) error {
-	return w.ensureAll(ctx, []resourceInfo{info})[info.GVR.GroupResource()]
+func (w *Watcher) Ensure(ctx context.Context, info ResourceInfo) error {
+	return w.EnsureAll(ctx, []ResourceInfo{info})[info.GVR.GroupResource()]
 }
 
-// ensureAll starts (once) the informers of workload resources and connects them, then waits for
+// EnsureAll starts (once) the informers of workload resources and connects them, then waits for
 // all their initial lists together, under one syncTimeout: n resources cost the slowest initial
 // list, not the sum of n waits (a clause without resources selects every resource of the WDS).
 // The wait is outside any lock: a resource whose list never succeeds (a conversion webhook down,
 // an aggregated API failing) makes only the work that needs it fail — with an error naming it,
 // retried with backoff — and stalls no other. The result holds an error for each resource that
 // is not watched and synced.
-func (w *watcher) ensureAll(ctx context.Context, infos []resourceInfo) map[schema.GroupResource]error {
+func (w *Watcher) EnsureAll(ctx context.Context, infos []ResourceInfo) map[schema.GroupResource]error {
 	errs := map[schema.GroupResource]error{}
 	regs := make([]toolscache.ResourceEventHandlerRegistration, len(infos))
 	for i, info := range infos {
@@ -62,7 +60,7 @@ func (w *watcher) ensureAll(ctx context.Context, infos []resourceInfo) map[schem
 	wctx, cancel := context.WithTimeout(ctx, w.syncTimeout)
 	defer cancel()
 	for i, info := range infos {
-		if regs[i] != nil && !waitSynced(wctx, regs[i]) {
+		if regs[i] != nil && !WaitSynced(wctx, regs[i]) {
 			errs[info.GVR.GroupResource()] = fmt.Errorf("watch of %s: initial list not done after %s (does listing it fail?)", info.GVR, w.syncTimeout)
 		}
 	}
@@ -70,7 +68,7 @@ func (w *watcher) ensureAll(ctx context.Context, infos []resourceInfo) map[schem
 }
 
 // start starts (once) the informer of a workload resource and connects it; it does not wait.
-func (w *watcher) start(ctx context.Context, info resourceInfo) (toolscache.ResourceEventHandlerRegistration, error) {
+func (w *Watcher) start(ctx context.Context, info ResourceInfo) (toolscache.ResourceEventHandlerRegistration, error) {
 	key := info.GVR.String()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -92,10 +90,10 @@ func (w *watcher) start(ctx context.Context, info resourceInfo) (toolscache.Reso
 	return reg, nil
 }
 
-// waitSynced waits until every registration has been given its informer's initial list, or ctx
+// WaitSynced waits until every registration has been given its informer's initial list, or ctx
 // ends; it reports whether all were. Unlike toolscache.WaitForCacheSync it does not poll (that
 // adds up to 100 ms per wait).
-func waitSynced(ctx context.Context, regs ...toolscache.ResourceEventHandlerRegistration) bool {
+func WaitSynced(ctx context.Context, regs ...toolscache.ResourceEventHandlerRegistration) bool {
 	for _, r := range regs {
 		select {
 		case <-r.HasSyncedChecker().Done():
@@ -108,20 +106,20 @@ func waitSynced(ctx context.Context, regs ...toolscache.ResourceEventHandlerRegi
 	return true
 }
 
-// watching reports whether the resource's informer runs and has listed its objects.
-func (w *watcher) watching(info resourceInfo) bool {
+// Watching reports whether the resource's informer runs and has listed its objects.
+func (w *Watcher) Watching(info ResourceInfo) bool {
 	w.mu.Lock()
 	reg, ok := w.regs[info.GVR.String()]
 	w.mu.Unlock()
 	return ok && reg.HasSynced()
 }
 
-// stopExcept stops the informers of the resources (among those given) that are not wanted (by
+// StopExcept stops the informers of the resources (among those given) that are not wanted (by
 // GVR string) and returns the resources it stopped.
-func (w *watcher) stopExcept(ctx context.Context, resources []resourceInfo, wanted map[string]bool) ([]resourceInfo, error) {
+func (w *Watcher) StopExcept(ctx context.Context, resources []ResourceInfo, wanted map[string]bool) ([]ResourceInfo, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var stopped []resourceInfo
+	var stopped []ResourceInfo
 	for _, info := range resources {
 		key := info.GVR.String()
 		if _, ok := w.regs[key]; !ok || wanted[key] {
@@ -139,8 +137,8 @@ func (w *watcher) stopExcept(ctx context.Context, resources []resourceInfo, want
 	return stopped, nil
 }
 
-// list is the GVR strings of the running informers, sorted.
-func (w *watcher) list() []string {
+// List is the GVR strings of the running informers, sorted.
+func (w *Watcher) List() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.Sorted(maps.Keys(w.regs))

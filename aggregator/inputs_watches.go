@@ -1,0 +1,5 @@
+package aggregator
+
+import "github.com/statusfold/statusfold/aggregator/internal/resources"
+
+var _ workloadWatches = (*resources.Watcher)(nil)
