@@ -12,7 +12,6 @@ import (
 	"k8s.io/client-go/discovery"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -26,6 +25,7 @@ import (
 	"github.com/statusfold/statusfold/aggregator/internal/report"
 	"github.com/statusfold/statusfold/aggregator/internal/resources"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
+	"github.com/statusfold/statusfold/aggregator/internal/writer"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 	"github.com/statusfold/statusfold/policy/aggregation"
@@ -154,8 +154,7 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		return handlerFuncs(a.onWorkload(info))
 	}, log)
 	failures := report.NewThrottle(report.FailureWindow)
-	w := &writer{wds: mgr.GetClient(), schemas: opts.Schemas, trees: newFieldTrees(), servedDrops: lru.New(256),
-		failures: failures, metrics: a.metrics, log: log, recorder: recorder, pacer: pacer}
+	w := writer.New(mgr.GetClient(), opts.Schemas, failures, a.metrics, pacer, log, recorder)
 	reporter := &report.Reporter{Log: log, Recorder: recorder, Failures: failures, Kinds: a.catalog}
 	a.report = reporter
 	inputs := &gatherer{cache: a.wdsCache, live: a.live, catalog: a.catalog, watches: a.watches, orphans: a.orphans,

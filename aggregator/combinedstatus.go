@@ -17,6 +17,7 @@ import (
 	"github.com/statusfold/statusfold/aggregator/internal/metrics"
 	"github.com/statusfold/statusfold/aggregator/internal/pacing"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
+	"github.com/statusfold/statusfold/aggregator/internal/writer"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/collector"
 )
@@ -42,7 +43,7 @@ type combinedStatusWriter struct {
 	compiler  collectorCompiler
 	tables    *tableStore
 	dests     *destsCache
-	writer    *writer
+	writer    *writer.Writer
 	ownWrites *echo.OwnWrites
 	metrics   *metrics.Metrics
 }
@@ -92,7 +93,7 @@ func (w *combinedStatusWriter) sync(ctx context.Context, in *objectInputs) (bool
 		cs = cs.DeepCopy() // shared with the cache
 		start := time.Now()
 		err := w.wds.Delete(ctx, cs, client.Preconditions{UID: &cs.UID})
-		w.writer.observe(in.key, pacing.WriteCombinedStatus, start, client.IgnoreNotFound(err))
+		w.writer.Observe(in.key, pacing.WriteCombinedStatus, start, client.IgnoreNotFound(err))
 		if client.IgnoreNotFound(err) != nil {
 			return wrote, err
 		}
@@ -167,18 +168,18 @@ func (w *combinedStatusWriter) write(ctx context.Context, key rules.ObjectKey, c
 	default:
 		return false, err
 	}
-	u, err := toApply(cs, "CombinedStatus", false)
+	u, err := writer.ToApply(cs, "CombinedStatus", false)
 	if err != nil {
 		return false, err
 	}
-	o := w.writer.prepare(u)
+	o := w.writer.Prepare(u)
 	if w.servedCurrent(o, &cur) {
 		return false, nil
 	}
 	own, written := echo.CombinedStatusWriteKey(cs.Namespace, cs.Name), ""
 	w.ownWrites.Begin(own)
 	defer func() { w.ownWrites.End(own, written) }()
-	if err := w.writer.sendFor(ctx, key, pacing.WriteCombinedStatus, o, "", true, "combinedstatus"); err != nil {
+	if err := w.writer.SendFor(ctx, key, pacing.WriteCombinedStatus, o, "", true, "combinedstatus"); err != nil {
 		return true, err
 	}
 	written = u.GetResourceVersion()
@@ -188,12 +189,12 @@ func (w *combinedStatusWriter) write(ctx context.Context, key rules.ObjectKey, c
 // servedCurrent reports whether cur, stored under a served schema that lacks some of the fields
 // of o (KubeStellar's CRDs: aggregationErrors[].row and .count), already holds everything of o
 // that the schema can hold: without it every evaluation would apply the same pruned object again.
-func (w *combinedStatusWriter) servedCurrent(o outgoing, cur *controlv1alpha1.CombinedStatus) bool {
-	if cur.Name == "" || len(o.dropped) == 0 {
+func (w *combinedStatusWriter) servedCurrent(o writer.Outgoing, cur *controlv1alpha1.CombinedStatus) bool {
+	if cur.Name == "" || len(o.Dropped) == 0 {
 		return false
 	}
 	var want controlv1alpha1.CombinedStatus
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.sent.Object, &want); err != nil {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Sent.Object, &want); err != nil {
 		return false
 	}
 	return combinedStatusCurrent(cur, &want)

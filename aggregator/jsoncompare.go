@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/statusfold/statusfold/aggregator/internal/writer"
 )
 
 // Comparing JSON values: whether an object already holds what statusfold would write.
@@ -75,7 +77,7 @@ func without(statusJSON string, paths []string) map[string]any {
 	}
 	if len(paths) > 0 {
 		obj := map[string]any{"status": m}
-		removeFields(obj, paths)
+		writer.RemoveFields(obj, paths)
 		m, _ = obj["status"].(map[string]any)
 	}
 	return m

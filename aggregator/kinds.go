@@ -16,6 +16,7 @@ import (
 
 	"github.com/statusfold/statusfold/aggregator/internal/metrics"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
+	"github.com/statusfold/statusfold/aggregator/internal/writer"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 	"github.com/statusfold/statusfold/policy/aggregation"
@@ -43,7 +44,7 @@ type kindsReconciler struct {
 	cache    client.Reader // the WDS cache
 	compiler collectorCompiler
 	policies aggregationPolicies
-	writer   *writer
+	writer   *writer.Writer
 	metrics  *metrics.Metrics
 	recorder events.EventRecorder
 	// reevaluate queues the bound objects of an API group ("": every bound object), whose
@@ -159,14 +160,14 @@ func (r *kindsReconciler) applyValidityAs(ctx context.Context, obj client.Object
 	if len(errs) > 0 {
 		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, "InvalidSpec", "Validate", "%s", cond.Message)
 	}
-	return r.writer.apply(ctx, u, "status", true, strings.ToLower(kind)+"-status")
+	return r.writer.Apply(ctx, u, "status", true, strings.ToLower(kind)+"-status")
 }
 
 // conditionsNotServed reports whether the schema served for u's kind has no .status.conditions
 // (KubeStellar's StatusCollector CRD): the Valid condition is then never stored, and its absence
 // must not make every reconcile apply the same status again.
 func (r *kindsReconciler) conditionsNotServed(u *unstructured.Unstructured) bool {
-	_, _, dropped := r.writer.pruneToServed(u)
+	_, _, dropped := r.writer.PruneToServed(u)
 	return slices.Contains(dropped, ".status.conditions")
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/statusfold/statusfold/aggregator/internal/report"
 	"github.com/statusfold/statusfold/aggregator/internal/resources"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
+	"github.com/statusfold/statusfold/aggregator/internal/writer"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
@@ -46,7 +47,7 @@ type policyReconciler struct {
 	watches   *resources.Watcher
 	ownWrites *echo.OwnWrites
 	compiler  collectorCompiler
-	writer    *writer
+	writer    *writer.Writer
 	report    *report.Reporter
 	metrics   *metrics.Metrics
 	recorder  events.EventRecorder
@@ -172,14 +173,14 @@ func (r *policyReconciler) applyBinding(ctx context.Context, bp *controlv1alpha1
 		},
 		Spec: spec,
 	}
-	u, err := toApply(b, "Binding", false)
+	u, err := writer.ToApply(b, "Binding", false)
 	if err != nil {
 		return nil, err
 	}
 	own, rv := echo.BindingWriteKey(bp.Name), ""
 	r.ownWrites.Begin(own)
 	defer func() { r.ownWrites.End(own, rv) }()
-	if err := r.writer.apply(ctx, u, "", true, "binding"); err != nil {
+	if err := r.writer.Apply(ctx, u, "", true, "binding"); err != nil {
 		return nil, err
 	}
 	rv = u.GetResourceVersion()
@@ -293,12 +294,12 @@ func (r *policyReconciler) applyPolicyStatus(ctx context.Context, bp *controlv1a
 	}
 	out := &controlv1alpha1.BindingPolicy{ObjectMeta: metav1.ObjectMeta{Name: bp.Name},
 		Status: controlv1alpha1.BindingPolicyStatus{Conditions: conds, ObservedGeneration: bp.Generation, Errors: msgs}}
-	u, err := toApply(out, "BindingPolicy", true)
+	u, err := writer.ToApply(out, "BindingPolicy", true)
 	if err != nil {
 		return err
 	}
 	unstructured.RemoveNestedField(u.Object, "spec")
-	return r.writer.apply(ctx, u, "status", true, "bindingpolicy-status")
+	return r.writer.Apply(ctx, u, "status", true, "bindingpolicy-status")
 }
 
 // applyBindingStatus writes statusfold's condition on the Binding when it changed. The Binding's
@@ -312,12 +313,12 @@ func (r *policyReconciler) applyBindingStatus(ctx context.Context, b *controlv1a
 	}
 	out := &controlv1alpha1.Binding{ObjectMeta: metav1.ObjectMeta{Name: b.Name},
 		Status: controlv1alpha1.BindingStatus{Conditions: conds}}
-	u, err := toApply(out, "Binding", true)
+	u, err := writer.ToApply(out, "Binding", true)
 	if err != nil {
 		return err
 	}
 	unstructured.RemoveNestedField(u.Object, "spec")
-	return r.writer.apply(ctx, u, "status", true, "binding-status")
+	return r.writer.Apply(ctx, u, "status", true, "binding-status")
 }
 
 // pruneWatches stops the informers of workload resources that no policy can select and no

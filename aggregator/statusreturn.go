@@ -22,6 +22,7 @@ import (
 	"github.com/statusfold/statusfold/aggregator/internal/pacing"
 	"github.com/statusfold/statusfold/aggregator/internal/report"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
+	"github.com/statusfold/statusfold/aggregator/internal/writer"
 	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/compactjson"
 )
@@ -50,7 +51,7 @@ type statusReturner struct {
 	states    *returnStates
 	memo      *returnMemo
 	dests     *destsCache
-	writer    *writer
+	writer    *writer.Writer
 	report    *report.Reporter
 	ownWrites *echo.OwnWrites
 	metrics   *metrics.Metrics
@@ -87,7 +88,7 @@ func (r *statusReturner) write(ctx context.Context, in *objectInputs) (bool, err
 		qs = rules.UnionSorted(qs, r.dests.of(b.b))
 	}
 	input.Qualified = len(qs)
-	if !input.Singleton && !input.Multi && appliedBy(in.obj, rules.FieldManager) {
+	if !input.Singleton && !input.Multi && writer.AppliedBy(in.obj, rules.FieldManager) {
 		// Removing statusfold's return: unless the object is returned under another resource.
 		elsewhere, err := r.elsewhere(ctx, in)
 		if err != nil {
@@ -129,7 +130,7 @@ func (r *statusReturner) pruneToSchema(in *objectInputs, status map[string]any) 
 	if status == nil {
 		return nil, nil
 	}
-	t, err := r.writer.trees.statusTree(r.writer.schemas, in.info.GVK())
+	t, err := r.writer.StatusTree(in.info.GVK())
 	if errors.Is(err, resolver.ErrSchemaNotFound) {
 		// The WDS publishes no schema for the kind (e.g. an aggregated API without OpenAPI):
 		// the apiserver decides.
@@ -140,7 +141,7 @@ func (r *statusReturner) pruneToSchema(in *objectInputs, status map[string]any) 
 		r.report.Failure(in.key, "SchemaUnavailable", "status returned unpruned: no schema for %s: %v", in.info.GVK(), err)
 		return status, nil
 	}
-	return pruneStatus(status, t)
+	return writer.PruneStatus(status, t)
 }
 
 // computeReturn copies or aggregates the qualified WECs' reported states through the engine's
@@ -186,7 +187,7 @@ func (r *statusReturner) writeReturn(ctx context.Context, in *objectInputs, labe
 		statusSub = ""
 	}
 	labelOK := true
-	owned := ownedAt(obj, "", "f:metadata", "f:labels")
+	owned := writer.OwnedAt(obj, "", "f:metadata", "f:labels")
 	for _, k := range rules.ReturnLabels {
 		want, wanted := labels[k]
 		_, owns := owned["f:"+k]
@@ -196,7 +197,7 @@ func (r *statusReturner) writeReturn(ctx context.Context, in *objectInputs, labe
 			break
 		}
 	}
-	ownsStatus := ownsField(obj, statusSub, "f:status")
+	ownsStatus := writer.OwnsField(obj, statusSub, "f:status")
 	statusJSON := ""
 	if status != nil {
 		b, err := json.Marshal(status)
@@ -279,18 +280,18 @@ func (r *statusReturner) applyReturn(ctx context.Context, u *unstructured.Unstru
 	r.ownWrites.Begin(own)
 	defer func() { r.ownWrites.End(own, written) }()
 	for attempt := 0; ; attempt++ {
-		err := r.writer.sendFor(ctx, in.key, pacing.WriteReturnedStatus, r.writer.prepare(u), sub, false, "status")
+		err := r.writer.SendFor(ctx, in.key, pacing.WriteReturnedStatus, r.writer.Prepare(u), sub, false, "status")
 		if err == nil {
 			written = u.GetResourceVersion()
 			break
 		}
-		conflicts, invalid := conflictFields(err), invalidStatusFields(err)
+		conflicts, invalid := writer.ConflictFields(err), writer.InvalidStatusFields(err)
 		switch {
-		case attempt < 4 && len(conflicts) > 0 && removeFields(u.Object, conflicts):
+		case attempt < 4 && len(conflicts) > 0 && writer.RemoveFields(u.Object, conflicts):
 			r.metrics.Conflicts.Inc()
 			owned = append(owned, conflicts...)
 			left = append(left, conflicts...)
-		case attempt < 4 && apierrors.IsInvalid(err) && len(invalid) > 0 && removeFields(u.Object, invalid):
+		case attempt < 4 && apierrors.IsInvalid(err) && len(invalid) > 0 && writer.RemoveFields(u.Object, invalid):
 			r.metrics.Errors.WithLabelValues("invalid-status").Inc()
 			rejected = append(rejected, err.Error())
 			left = append(left, invalid...)

@@ -1,4 +1,4 @@
-package aggregator
+package writer
 
 import (
 	"encoding/json"
@@ -30,7 +30,7 @@ func (o oneSchema) ResolveSchema(schema.GroupVersionKind) (*spec.Schema, error) 
 
 // treeOf compiles the status tree of a kind whose root schema has the given status schema
 // ("": the kind declares no status); preserveAll: the root preserves unknown fields.
-func treeOf(t *testing.T, status string, preserveAll bool) *fieldTree {
+func treeOf(t *testing.T, status string, preserveAll bool) *FieldTree {
 	t.Helper()
 	root := `{"type":"object","properties":{"spec":{"type":"object"}`
 	if status != "" {
@@ -103,7 +103,7 @@ func TestPruneStatus(t *testing.T) {
 			tree := treeOf(t, tc.schema, tc.preserveAll)
 			in := jsonMap(t, tc.in)
 			before := jsonMap(t, tc.in)
-			got, dropped := pruneStatus(in, tree)
+			got, dropped := PruneStatus(in, tree)
 			want := jsonMap(t, tc.want)
 			if !equality.Semantic.DeepEqual(got, want) {
 				g, _ := json.Marshal(got)
@@ -121,9 +121,9 @@ func TestPruneStatus(t *testing.T) {
 
 // deploymentStatusSchema is the status schema of apps/v1 Deployment as an apiserver publishes
 // it (webhooks/check/testdata/apps-v1.json, from /openapi/v3/apis/apps/v1).
-func deploymentStatusSchema(t testing.TB) *fieldTree {
+func deploymentStatusSchema(t testing.TB) *FieldTree {
 	t.Helper()
-	schemas, err := check.LoadSchemas(filepath.Join("..", "webhooks", "check", "testdata"))
+	schemas, err := check.LoadSchemas(filepath.Join("..", "..", "..", "webhooks", "check", "testdata"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,14 +148,14 @@ func TestPruneStatusDeploymentSchema(t *testing.T) {
 		t.Fatalf("Deployment status tree: %+v", tree)
 	}
 	in := jsonMap(t, reportedDeploymentStatus)
-	got, dropped := pruneStatus(in, tree)
+	got, dropped := PruneStatus(in, tree)
 	if len(dropped) > 0 || !equality.Semantic.DeepEqual(got, in) {
 		t.Errorf("a current Deployment status lost %q", dropped)
 	}
 	skewed := jsonMap(t, reportedDeploymentStatus)
 	skewed["extra"] = map[string]any{"a": 1.0}
 	skewed["conditions"].([]any)[1].(map[string]any)["observedGeneration"] = 3.0
-	got, dropped = pruneStatus(skewed, tree)
+	got, dropped = PruneStatus(skewed, tree)
 	if want := []string{".status.conditions[*].observedGeneration", ".status.extra"}; !slices.Equal(dropped, want) {
 		t.Errorf("dropped %q, want %q", dropped, want)
 	}
@@ -175,7 +175,7 @@ func BenchmarkPruneStatus(b *testing.B) {
 	}
 	b.Run("prune", func(b *testing.B) {
 		for b.Loop() {
-			pruneStatus(status, tree)
+			PruneStatus(status, tree)
 		}
 	})
 	b.Run("baseline-json-marshal", func(b *testing.B) {
@@ -201,11 +201,11 @@ func TestPruneObjectServedCRDs(t *testing.T) {
 	collector := `{"apiVersion":"control.kubestellar.io/v1alpha1","kind":"StatusCollector","metadata":{"name":"sc"},
 		"status":{"observedGeneration":2,"errors":["e"],
 			"conditions":[{"type":"Valid","status":"False","reason":"Invalid","message":"e","observedGeneration":2,"lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`
-	ours, err := check.LoadSchemas(filepath.Join("..", "config", "crd", "bases"))
+	ours, err := check.LoadSchemas(filepath.Join("..", "..", "..", "config", "crd", "bases"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubestellar, err := check.LoadSchemas(filepath.Join("..", "test", "integration", "controller", "testdata", "kubestellar-v0.30.0"))
+	kubestellar, err := check.LoadSchemas(filepath.Join("..", "..", "..", "test", "integration", "controller", "testdata", "kubestellar-v0.30.0"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package aggregator
+package writer
 
 import (
 	"errors"
@@ -22,8 +22,8 @@ func apiStatus(err error) *metav1.Status {
 	return nil
 }
 
-// conflictFields lists the field paths (".status.readyReplicas") of a server-side apply conflict.
-func conflictFields(err error) []string {
+// ConflictFields lists the field paths (".status.readyReplicas") of a server-side apply conflict.
+func ConflictFields(err error) []string {
 	var out []string
 	if st := apiStatus(err); st != nil && st.Details != nil {
 		for _, c := range st.Details.Causes {
@@ -35,8 +35,8 @@ func conflictFields(err error) []string {
 	return out
 }
 
-// invalidStatusFields lists the status fields ("status.completionTime") an Invalid error names.
-func invalidStatusFields(err error) []string {
+// InvalidStatusFields lists the status fields ("status.completionTime") an Invalid error names.
+func InvalidStatusFields(err error) []string {
 	var out []string
 	if st := apiStatus(err); st != nil && st.Details != nil {
 		for _, c := range st.Details.Causes {
@@ -48,9 +48,9 @@ func invalidStatusFields(err error) []string {
 	return out
 }
 
-// removeFields deletes the fields at the given paths (".a.b", or ".a.b[key=...]..." which removes
+// RemoveFields deletes the fields at the given paths (".a.b", or ".a.b[key=...]..." which removes
 // ".a.b") from obj, and reports whether any was present.
-func removeFields(obj map[string]any, paths []string) bool {
+func RemoveFields(obj map[string]any, paths []string) bool {
 	removed := false
 	for _, p := range paths {
 		p, _, _ = strings.Cut(p, "[")

@@ -1,4 +1,4 @@
-package aggregator
+package writer
 
 import (
 	"testing"
@@ -23,7 +23,7 @@ func TestAppliedBy(t *testing.T) {
 	} {
 		u := &unstructured.Unstructured{Object: map[string]any{}}
 		u.SetManagedFields(tc.mf)
-		if got := appliedBy(u, rules.FieldManager); got != tc.want {
+		if got := AppliedBy(u, rules.FieldManager); got != tc.want {
 			t.Errorf("%s: appliedBy = %v, want %v", tc.name, got, tc.want)
 		}
 	}

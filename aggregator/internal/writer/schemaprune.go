@@ -1,4 +1,4 @@
-package aggregator
+package writer
 
 import (
 	"errors"
@@ -25,21 +25,21 @@ const (
 	extIntOrString     = "x-kubernetes-int-or-string"
 )
 
-// fieldTree is a status schema compiled for pruning: which fields each object declares, down to
+// FieldTree is a status schema compiled for pruning: which fields each object declares, down to
 // the leaves. Compiled once per published schema (fieldTrees), it makes pruning a walk of the
 // status with one map lookup per field.
-type fieldTree struct {
+type FieldTree struct {
 	none      bool                  // the kind declares no status: every field is dropped
 	keep      bool                  // the value is kept as it is (int-or-string, embedded resource)
 	preserve  bool                  // x-kubernetes-preserve-unknown-fields: unknown fields here are kept
-	props     map[string]*fieldTree // the declared fields
-	values    *fieldTree            // additionalProperties' schema: every map value
+	props     map[string]*FieldTree // the declared fields
+	values    *FieldTree            // additionalProperties' schema: every map value
 	anyValues bool                  // additionalProperties: true
-	items     *fieldTree            // list items
+	items     *FieldTree            // list items
 }
 
-func compileTree(s *spec.Schema) *fieldTree {
-	t := &fieldTree{
+func compileTree(s *spec.Schema) *FieldTree {
+	t := &FieldTree{
 		keep:     extBool(s, extIntOrString) || extBool(s, extEmbedded),
 		preserve: extBool(s, extPreserveUnknown),
 	}
@@ -47,7 +47,7 @@ func compileTree(s *spec.Schema) *fieldTree {
 		return t
 	}
 	if len(s.Properties) > 0 {
-		t.props = make(map[string]*fieldTree, len(s.Properties))
+		t.props = make(map[string]*FieldTree, len(s.Properties))
 		for k, v := range s.Properties {
 			t.props[k] = compileTree(&v)
 		}
@@ -71,7 +71,7 @@ func compileTree(s *spec.Schema) *fieldTree {
 // schema version and use. Safe for concurrent use.
 type fieldTrees struct {
 	mu    sync.Mutex
-	cache *lru.Cache // treeKey → *fieldTree (nil: keep everything)
+	cache *lru.Cache // treeKey → *FieldTree (nil: keep everything)
 }
 
 // treeKey names a compiled tree: the kind's resolved root schema, and whether the tree is of the
@@ -86,7 +86,7 @@ func newFieldTrees() *fieldTrees { return &fieldTrees{cache: lru.New(512)} }
 // statusTree returns the compiled schema of the kind's `.status` as the WDS publishes it: nil
 // when the kind keeps unknown fields everywhere (nothing is pruned), a tree with none set when
 // the kind declares no status, and an error when the schema cannot be read.
-func (f *fieldTrees) statusTree(r resolver.SchemaResolver, gvk schema.GroupVersionKind) (*fieldTree, error) {
+func (f *fieldTrees) statusTree(r resolver.SchemaResolver, gvk schema.GroupVersionKind) (*FieldTree, error) {
 	t, _, err := f.tree(r, gvk, false)
 	return t, err
 }
@@ -95,11 +95,11 @@ func (f *fieldTrees) statusTree(r resolver.SchemaResolver, gvk schema.GroupVersi
 // (apiVersion, kind and metadata kept as they are), and the resolved schema it was compiled from,
 // which identifies the served version of the schema. The tree is nil when the kind keeps unknown
 // fields at its root (nothing is pruned).
-func (f *fieldTrees) objectTree(r resolver.SchemaResolver, gvk schema.GroupVersionKind) (*fieldTree, *spec.Schema, error) {
+func (f *fieldTrees) objectTree(r resolver.SchemaResolver, gvk schema.GroupVersionKind) (*FieldTree, *spec.Schema, error) {
 	return f.tree(r, gvk, true)
 }
 
-func (f *fieldTrees) tree(r resolver.SchemaResolver, gvk schema.GroupVersionKind, whole bool) (*fieldTree, *spec.Schema, error) {
+func (f *fieldTrees) tree(r resolver.SchemaResolver, gvk schema.GroupVersionKind, whole bool) (*FieldTree, *spec.Schema, error) {
 	if r == nil {
 		return nil, nil, errors.New("no schema resolver")
 	}
@@ -111,22 +111,22 @@ func (f *fieldTrees) tree(r resolver.SchemaResolver, gvk schema.GroupVersionKind
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if v, ok := f.cache.Get(key); ok {
-		return v.(*fieldTree), s, nil
+		return v.(*FieldTree), s, nil
 	}
-	var t *fieldTree
+	var t *FieldTree
 	st, hasStatus := s.Properties["status"]
 	switch {
 	case extBool(s, extPreserveUnknown):
 	case whole:
 		t = compileTree(s)
 		if t.props == nil {
-			t.props = map[string]*fieldTree{}
+			t.props = map[string]*FieldTree{}
 		}
 		for _, k := range []string{"apiVersion", "kind", "metadata"} {
-			t.props[k] = &fieldTree{keep: true}
+			t.props[k] = &FieldTree{keep: true}
 		}
 	case !hasStatus:
-		t = &fieldTree{none: true}
+		t = &FieldTree{none: true}
 	default:
 		t = compileTree(&st)
 	}
@@ -137,7 +137,7 @@ func (f *fieldTrees) tree(r resolver.SchemaResolver, gvk schema.GroupVersionKind
 // pruneObject removes from obj (a whole object, as sent in an apply) the fields that the object
 // tree t does not declare, and returns the result and the paths removed (".status.conditions",
 // ".results[*].aggregationErrors[*].row"), sorted. A nil t removes nothing. obj is not modified.
-func pruneObject(obj map[string]any, t *fieldTree) (map[string]any, []string) {
+func pruneObject(obj map[string]any, t *FieldTree) (map[string]any, []string) {
 	if t == nil || obj == nil {
 		return obj, nil
 	}
@@ -147,11 +147,11 @@ func pruneObject(obj map[string]any, t *fieldTree) (map[string]any, []string) {
 	return m, p.sorted()
 }
 
-// pruneStatus removes from status the fields that the status tree t does not declare and
+// PruneStatus removes from status the fields that the status tree t does not declare and
 // returns the result and the paths removed (".status.extra", ".status.conditions[*].extra"),
 // sorted. A nil t removes nothing. status is not modified: maps and lists are copied where
 // something under them is removed.
-func pruneStatus(status map[string]any, t *fieldTree) (map[string]any, []string) {
+func PruneStatus(status map[string]any, t *FieldTree) (map[string]any, []string) {
 	if t == nil || status == nil {
 		return status, nil
 	}
@@ -189,7 +189,7 @@ func (p *pruner) sorted() []string {
 }
 
 // value prunes v against t; changed says whether anything was removed.
-func (p *pruner) value(v any, t *fieldTree) (any, bool) {
+func (p *pruner) value(v any, t *FieldTree) (any, bool) {
 	if t == nil || t.keep {
 		return v, false
 	}

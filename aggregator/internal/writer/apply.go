@@ -1,4 +1,4 @@
-package aggregator
+package writer
 
 import (
 	"context"
@@ -28,9 +28,9 @@ import (
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
-// toApply turns a typed object into a server-side apply configuration: apiVersion and kind from
+// ToApply turns a typed object into a server-side apply configuration: apiVersion and kind from
 // the scheme's group version, no status unless keepStatus, no server-set metadata.
-func toApply(obj client.Object, kind string, keepStatus bool) (*unstructured.Unstructured, error) {
+func ToApply(obj client.Object, kind string, keepStatus bool) (*unstructured.Unstructured, error) {
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		return nil, err
@@ -46,61 +46,77 @@ func toApply(obj client.Object, kind string, keepStatus bool) (*unstructured.Uns
 	return u, nil
 }
 
-// writer makes statusfold's writes: server-side applies under FieldManager, each counted, with
+// Writer makes statusfold's writes: server-side applies under FieldManager, each counted, with
 // the objects of KubeStellar's group pruned to the schema the apiserver serves for their kind.
 // Every part that writes uses it.
-type writer struct {
+type Writer struct {
 	wds     client.Client
 	schemas resolver.SchemaResolver
-	// trees are the compiled status and object schemas of the kinds (schemaprune.go), shared
-	// with the status returner.
+	// trees are the compiled status and object schemas of the kinds (schemaprune.go): the
+	// served schemas of our writes (pruneToServed) and the status schemas of returned statuses
+	// (statusTree).
 	trees *fieldTrees
 	// servedDrops are the (kind, served schema, dropped fields) already reported.
 	servedDrops *lru.Cache
 	failures    *report.Throttle
 	metrics     *metrics.Metrics
 	// pacer receives the writes of workload objects' CombinedStatuses and returned status
-	// (sendFor, observe); nil: not paced. Binding and our kinds' writes are not paced.
+	// (SendFor, Observe); nil: not paced. Binding and our kinds' writes are not paced.
 	pacer    *pacing.Pacer[rules.ObjectKey]
 	log      logr.Logger
 	recorder events.EventRecorder
 }
 
-// apply server-side applies u under FieldManager, on the main resource, or on the subresource
-// when it is not "". force takes fields over from other managers: used for what statusfold alone
-// writes (Bindings, CombinedStatuses, our kinds' status), never for workload objects.
-func (w *writer) apply(ctx context.Context, u *unstructured.Unstructured, subresource string, force bool, what string) error {
-	return w.send(ctx, w.prepare(u), subresource, force, what)
+// newWriter returns the writer of the client wds, pruning to the schemas of schemas, reporting
+// failures through failures (rate-limited), metrics and Events, and the writes of workload objects
+// to pacer (nil: not paced).
+func New(wds client.Client, schemas resolver.SchemaResolver, failures *report.Throttle, m *metrics.Metrics,
+	pacer *pacing.Pacer[rules.ObjectKey], log logr.Logger, recorder events.EventRecorder) *Writer {
+	return &Writer{wds: wds, schemas: schemas, trees: newFieldTrees(), servedDrops: lru.New(256),
+		failures: failures, metrics: m, log: log, recorder: recorder, pacer: pacer}
 }
 
-// outgoing is an object as statusfold sends it (writer.prepare). An object of KubeStellar's group
+// StatusTree is the compiled status schema of the kind gvk, for PruneStatus
+// (resolver.ErrSchemaNotFound when the WDS publishes none).
+func (w *Writer) StatusTree(gvk schema.GroupVersionKind) (*FieldTree, error) {
+	return w.trees.statusTree(w.schemas, gvk)
+}
+
+// Apply server-side applies u under FieldManager, on the main resource, or on the subresource
+// when it is not "". force takes fields over from other managers: used for what statusfold alone
+// writes (Bindings, CombinedStatuses, our kinds' status), never for workload objects.
+func (w *Writer) Apply(ctx context.Context, u *unstructured.Unstructured, subresource string, force bool, what string) error {
+	return w.send(ctx, w.Prepare(u), subresource, force, what)
+}
+
+// Outgoing is an object as statusfold sends it (Writer.Prepare). An object of KubeStellar's group
 // (control.kubestellar.io) is pruned to the schema the apiserver serves for its kind
 // (pruneToServed), and applied with fieldValidation=Ignore (applyPruned): what the served schema
 // lacks is already dropped and reported, so the apiserver's own pass for unknown and duplicate
 // fields would find nothing and only costs CPU (docs/performance.md, "Writing cheaper"). A field
 // the apiserver still refuses fails the apply as before (server-side apply rejects a field its
 // schema does not declare whatever the validation level).
-type outgoing struct {
+type Outgoing struct {
 	u       *unstructured.Unstructured // as built; given the apiserver's answer by send
-	sent    *unstructured.Unstructured // what is sent: u, or u pruned when that dropped fields
+	Sent    *unstructured.Unstructured // what is sent: u, or u pruned when that dropped fields
 	served  *spec.Schema               // the served schema sent was pruned to (nil: unknown)
-	dropped []string                   // the paths pruning dropped
+	Dropped []string                   // the paths pruning dropped
 	pruned  bool                       // of KubeStellar's group
 }
 
-// prepare makes u ready to send, pruned when it is of KubeStellar's group. A caller that must
-// look at what will be sent (combinedStatusWriter.servedCurrent) prepares it once for both.
-func (w *writer) prepare(u *unstructured.Unstructured) outgoing {
-	o := outgoing{u: u, sent: u, pruned: u.GroupVersionKind().Group == controlv1alpha1.GroupVersion.Group}
+// Prepare makes u ready to send, pruned when it is of KubeStellar's group. A caller that must
+// look at what will be sent (the CombinedStatus writer's servedCurrent) prepares it once for both.
+func (w *Writer) Prepare(u *unstructured.Unstructured) Outgoing {
+	o := Outgoing{u: u, Sent: u, pruned: u.GroupVersionKind().Group == controlv1alpha1.GroupVersion.Group}
 	if o.pruned {
-		o.sent, o.served, o.dropped = w.pruneToServed(u)
+		o.Sent, o.served, o.Dropped = w.PruneToServed(u)
 	}
 	return o
 }
 
 // send applies o as apply describes.
-func (w *writer) send(ctx context.Context, o outgoing, subresource string, force bool, what string) error {
-	u, sent := o.u, o.sent
+func (w *Writer) send(ctx context.Context, o Outgoing, subresource string, force bool, what string) error {
+	u, sent := o.u, o.Sent
 	var err error
 	switch {
 	case o.pruned:
@@ -129,24 +145,24 @@ func (w *writer) send(ctx context.Context, o outgoing, subresource string, force
 		u.Object = sent.Object // the apiserver's answer, as for an unpruned apply
 	}
 	w.metrics.Writes.WithLabelValues(what, "apply").Inc()
-	if len(o.dropped) > 0 {
-		w.reportServedDrops(u, o.served, o.dropped)
+	if len(o.Dropped) > 0 {
+		w.reportServedDrops(u, o.served, o.Dropped)
 	}
 	return nil
 }
 
-// sendFor is send for a write of kind made for workload object key (its CombinedStatus or its
+// SendFor is send for a write of kind made for workload object key (its CombinedStatus or its
 // returned status and labels): the write is reported to the Pacer, whatever its outcome.
-func (w *writer) sendFor(ctx context.Context, key rules.ObjectKey, kind pacing.WriteKind, o outgoing, subresource string, force bool, what string) error {
+func (w *Writer) SendFor(ctx context.Context, key rules.ObjectKey, kind pacing.WriteKind, o Outgoing, subresource string, force bool, what string) error {
 	start := time.Now()
 	err := w.send(ctx, o, subresource, force, what)
-	w.observe(key, kind, start, err)
+	w.Observe(key, kind, start, err)
 	return err
 }
 
-// observe reports a write of kind made for workload object key, started at start and ended now
+// Observe reports a write of kind made for workload object key, started at start and ended now
 // with err, to the Pacer (docs/controller.md, "Pacing writes").
-func (w *writer) observe(key rules.ObjectKey, kind pacing.WriteKind, start time.Time, err error) {
+func (w *Writer) Observe(key rules.ObjectKey, kind pacing.WriteKind, start time.Time, err error) {
 	end := time.Now()
 	w.metrics.Durations.WithLabelValues(kind.String()).Observe(end.Sub(start).Seconds())
 	if w.pacer != nil {
@@ -157,7 +173,7 @@ func (w *writer) observe(key rules.ObjectKey, kind pacing.WriteKind, start time.
 // applyPruned server-side applies u, pruned to its served schema, with fieldValidation=Ignore.
 // controller-runtime's typed Apply takes no field validation option, so this is a patch of
 // type apply (serverSideApply) with the same field owner and force.
-func (w *writer) applyPruned(ctx context.Context, u *unstructured.Unstructured, subresource string, force bool) error {
+func (w *Writer) applyPruned(ctx context.Context, u *unstructured.Unstructured, subresource string, force bool) error {
 	if subresource == "" {
 		opts := []client.PatchOption{client.FieldOwner(rules.FieldManager), client.FieldValidation(metav1.FieldValidationIgnore)}
 		if force {
@@ -190,10 +206,10 @@ func (serverSideApply) Data(obj client.Object) ([]byte, error) { return json.Mar
 // with the same compiled field trees and schema resolver as a returned status (schemaprune.go) —
 // and what was dropped is reported once per kind and served schema.
 
-// pruneToServed returns u without the fields that the served schema of its kind does not
+// PruneToServed returns u without the fields that the served schema of its kind does not
 // declare, with that schema and the paths dropped. When the schema cannot be read u is returned
 // whole (the apiserver then decides) and the failure is counted and logged.
-func (w *writer) pruneToServed(u *unstructured.Unstructured) (*unstructured.Unstructured, *spec.Schema, []string) {
+func (w *Writer) PruneToServed(u *unstructured.Unstructured) (*unstructured.Unstructured, *spec.Schema, []string) {
 	gvk := u.GroupVersionKind()
 	t, s, err := w.trees.objectTree(w.schemas, gvk)
 	if errors.Is(err, resolver.ErrSchemaNotFound) {
@@ -222,7 +238,7 @@ type schemaRefresher interface{ Refresh() }
 // rejected a pruned write for a field its schema does not declare: the CRD was replaced (as
 // KubeStellar's controller-manager does at every start) since the schema was last read, and the
 // retry then prunes to the new one instead of failing until the next periodic look.
-func (w *writer) refreshOnSchemaRejection(err error) {
+func (w *Writer) refreshOnSchemaRejection(err error) {
 	if !strings.Contains(err.Error(), "field not declared in schema") {
 		return
 	}
@@ -241,7 +257,7 @@ type servedDrop struct {
 // reportServedDrops counts the fields of a write that the served schema of its kind does not
 // declare (statusfold_status_fields_dropped_total, reason served-schema) and, the first time
 // for this kind, schema and set of fields, logs them and records a Warning Event on the object.
-func (w *writer) reportServedDrops(u *unstructured.Unstructured, served *spec.Schema, dropped []string) {
+func (w *Writer) reportServedDrops(u *unstructured.Unstructured, served *spec.Schema, dropped []string) {
 	w.metrics.Dropped.WithLabelValues("served-schema").Add(float64(len(dropped)))
 	key := servedDrop{kind: u.GroupVersionKind(), schema: served, dropped: strings.Join(dropped, ",")}
 	if _, seen := w.servedDrops.Get(key); seen {
