@@ -17,14 +17,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/statusfold/statusfold/aggregator/internal/combined"
 	"github.com/statusfold/statusfold/aggregator/internal/echo"
 	"github.com/statusfold/statusfold/aggregator/internal/index"
+	"github.com/statusfold/statusfold/aggregator/internal/inputs"
 	"github.com/statusfold/statusfold/aggregator/internal/itscache"
+	"github.com/statusfold/statusfold/aggregator/internal/kinds"
 	"github.com/statusfold/statusfold/aggregator/internal/metrics"
+	"github.com/statusfold/statusfold/aggregator/internal/objects"
 	"github.com/statusfold/statusfold/aggregator/internal/pacing"
+	"github.com/statusfold/statusfold/aggregator/internal/policies"
 	"github.com/statusfold/statusfold/aggregator/internal/report"
 	"github.com/statusfold/statusfold/aggregator/internal/resources"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
+	"github.com/statusfold/statusfold/aggregator/internal/statusreturn"
 	"github.com/statusfold/statusfold/aggregator/internal/writer"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
@@ -54,16 +60,16 @@ type Aggregator struct {
 	// pacer paces the objects controller's writes (nil: Options.MaxWriteDelay turns it off).
 	pacer *pacing.Pacer[rules.ObjectKey]
 
-	objectR *objectReconciler
-	policyR *policyReconciler
-	kindsR  *kindsReconciler
+	objectR *objects.Reconciler
+	policyR *policies.Reconciler
+	kindsR  *kinds.Reconciler
 
 	// State that the event handlers keep up to date for the parts.
 	wecs       *itscache.WECIndex
-	reports    *reportCache
-	pruners    *prunerCache
-	dests      *destsCache
-	pending    *eventTimes
+	reports    *inputs.ReportCache
+	pruners    *inputs.PrunerCache
+	dests      *inputs.DestsCache
+	pending    *objects.EventTimes
 	ownWrites  *echo.OwnWrites
 	clusterGen *atomic.Uint64
 	orphans    *sync.Map // ObjectKey → struct{}: see gatherer.orphans
@@ -140,10 +146,10 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 		kinds:    pacing.NewCoalescingQueue[rules.KindKey](controllerKinds, opts.CoalesceDelay),
 
 		wecs:       itscache.NewWECIndex(),
-		reports:    newReportCache(),
-		pruners:    newPrunerCache(),
-		dests:      newDestsCache(),
-		pending:    newEventTimes(),
+		reports:    inputs.NewReportCache(),
+		pruners:    inputs.NewPrunerCache(),
+		dests:      inputs.NewDestsCache(),
+		pending:    objects.NewEventTimes(),
 		ownWrites:  &echo.OwnWrites{},
 		clusterGen: &atomic.Uint64{},
 		orphans:    &sync.Map{},
@@ -157,24 +163,24 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 	w := writer.New(mgr.GetClient(), opts.Schemas, failures, a.metrics, pacer, log, recorder)
 	reporter := &report.Reporter{Log: log, Recorder: recorder, Failures: failures, Kinds: a.catalog}
 	a.report = reporter
-	inputs := &gatherer{cache: a.wdsCache, live: a.live, catalog: a.catalog, watches: a.watches, orphans: a.orphans,
-		wecs: a.wecs, reports: a.reports, pruners: a.pruners, clusterGen: a.clusterGen,
-		inventoryLabels: cachedInventoryLabels(its.GetCache()), metrics: a.metrics, log: log}
-	a.objectR = &objectReconciler{
-		inputs: inputs,
-		combined: &combinedStatusWriter{cache: a.wdsCache, wds: mgr.GetClient(), compiler: compiler, tables: newTableStore(),
-			dests: a.dests, writer: w, ownWrites: a.ownWrites, metrics: a.metrics},
-		returns: &statusReturner{elsewhere: inputs.returnedElsewhere, engine: engine, states: newReturnStates(), memo: newReturnMemo(), dests: a.dests, writer: w,
-			report: reporter, ownWrites: a.ownWrites, metrics: a.metrics, log: log, recorder: recorder},
-		pending: a.pending,
-		metrics: a.metrics,
-		pacer:   pacer,
-	}
-	a.policyR = &policyReconciler{cache: a.wdsCache, inventory: its.GetCache(), wds: mgr.GetClient(), catalog: a.catalog,
-		watches: a.watches, ownWrites: a.ownWrites, compiler: compiler, writer: w, report: reporter, metrics: a.metrics,
-		recorder: recorder, mode: opts.BindingResolution}
-	a.kindsR = &kindsReconciler{cache: a.wdsCache, compiler: compiler, policies: engine, writer: w, metrics: a.metrics,
-		recorder: recorder, reevaluate: a.enqueueBoundOf}
+	inputs := inputs.New(inputs.Config{Cache: a.wdsCache, Live: a.live, Catalog: a.catalog, Watches: a.watches, Orphans: a.orphans,
+		WECs: a.wecs, Reports: a.reports, Pruners: a.pruners, ClusterGen: a.clusterGen,
+		InventoryLabels: inputs.CachedInventoryLabels(its.GetCache()), Metrics: a.metrics, Log: log})
+	a.objectR = objects.New(objects.Config{
+		Inputs: inputs,
+		Combined: combined.New(combined.Config{Cache: a.wdsCache, WDS: mgr.GetClient(), Compiler: compiler,
+			Dests: a.dests, Writer: w, OwnWrites: a.ownWrites, Metrics: a.metrics}),
+		Returns: statusreturn.New(statusreturn.Config{Elsewhere: inputs.ReturnedElsewhere, Engine: engine, Dests: a.dests, Writer: w,
+			Report: reporter, OwnWrites: a.ownWrites, Metrics: a.metrics, Log: log, Recorder: recorder}),
+		Pending: a.pending,
+		Metrics: a.metrics,
+		Pacer:   pacer,
+	})
+	a.policyR = policies.New(policies.Config{Cache: a.wdsCache, Inventory: its.GetCache(), WDS: mgr.GetClient(), Catalog: a.catalog,
+		Watches: a.watches, OwnWrites: a.ownWrites, Compiler: compiler, Writer: w, Report: reporter, Metrics: a.metrics,
+		Recorder: recorder, Internal: opts.BindingResolution == BindingResolutionInternal})
+	a.kindsR = kinds.New(kinds.Config{Cache: a.wdsCache, Compiler: compiler, Policies: engine, Writer: w, Metrics: a.metrics,
+		Recorder: recorder, Reevaluate: a.enqueueBoundOf})
 	a.catalog.OnRecovered = a.groupRecovered
 	if err := index.AddIndexes(context.Background(), mgr); err != nil {
 		return nil, err

@@ -128,7 +128,7 @@ func atStart[K comparable](f func(context.Context)) source.TypedSource[K] {
 // complete), and it queues the objects that carry statusfold's labels; the policies and kinds
 // controllers queue every policy and every object of our own kinds at start.
 func (a *Aggregator) addControllers(mgr manager.Manager) error {
-	objects, err := newController(controllerObjects, a.log, a.objects, a.objects.Limiter, a.opts.Workers, a.objectR.reconcile, reportError[rules.ObjectKey](a),
+	objects, err := newController(controllerObjects, a.log, a.objects, a.objects.Limiter, a.opts.Workers, a.objectR.Reconcile, reportError[rules.ObjectKey](a),
 		&eventSource{a: a}, atStart[rules.ObjectKey](func(ctx context.Context) {
 			if a.pacer != nil {
 				remove := a.metrics.AddPacer(a.pacer)
@@ -140,12 +140,12 @@ func (a *Aggregator) addControllers(mgr manager.Manager) error {
 	if err != nil {
 		return err
 	}
-	policies, err := newController(controllerPolicies, a.log, a.policies, a.policies.Limiter, 1, a.policyR.reconcile, reportError[string](a),
+	policies, err := newController(controllerPolicies, a.log, a.policies, a.policies.Limiter, 1, a.policyR.Reconcile, reportError[string](a),
 		atStart[string](a.enqueueAllPolicies))
 	if err != nil {
 		return err
 	}
-	kinds, err := newController(controllerKinds, a.log, a.kinds, a.kinds.Limiter, 1, a.kindsR.reconcile, reportError[rules.KindKey](a),
+	kinds, err := newController(controllerKinds, a.log, a.kinds, a.kinds.Limiter, 1, a.kindsR.Reconcile, reportError[rules.KindKey](a),
 		atStart[rules.KindKey](a.enqueueAllKinds))
 	if err != nil {
 		return err

@@ -84,7 +84,7 @@ func (a *Aggregator) enqueueBound(spec *controlv1alpha1.BindingSpec) {
 // its resource, so that returns whose Binding disappeared while no manager ran are cleared.
 func (a *Aggregator) enqueueLabelled(ctx context.Context) {
 	for _, info := range a.catalog.Resources(false) {
-		if neverWritten[info.GVR.GroupResource()] {
+		if rules.NeverWritten[info.GVR.GroupResource()] {
 			continue
 		}
 		list := &metav1.PartialObjectMetadataList{}

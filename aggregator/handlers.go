@@ -101,7 +101,7 @@ func nameOf(o, n client.Object) string {
 func (a *Aggregator) onWorkStatus(o, n client.Object) {
 	now := time.Now()
 	if o != nil && n == nil {
-		a.reports.forget(o.GetUID())
+		a.reports.Forget(o.GetUID())
 	}
 	ows, _ := o.(*controlv1alpha1.WorkStatus)
 	nws, _ := n.(*controlv1alpha1.WorkStatus)
@@ -109,7 +109,7 @@ func (a *Aggregator) onWorkStatus(o, n client.Object) {
 	for _, obj := range []client.Object{o, n} {
 		if ws, ok := obj.(*controlv1alpha1.WorkStatus); ok {
 			k := rules.WorkStatusObject(ws)
-			a.pending.mark(k, now)
+			a.pending.Mark(k, now)
 			a.objects.Add(k)
 		}
 	}
@@ -145,7 +145,7 @@ func (a *Aggregator) onBinding(o, n client.Object) {
 	ob, _ := o.(*controlv1alpha1.Binding)
 	nb, _ := n.(*controlv1alpha1.Binding)
 	if ob != nil && nb == nil {
-		a.dests.forget(ob.UID)
+		a.dests.Forget(ob.UID)
 	}
 	for _, k := range rules.ChangedBound(ob, nb) {
 		a.objects.Add(k)
@@ -180,7 +180,7 @@ func (a *Aggregator) onCollector(o, n client.Object) {
 // onClassifier: the classifier's status and every bound object of its resource.
 func (a *Aggregator) onClassifier(o, n client.Object) {
 	name := nameOf(o, n)
-	a.pruners.forget(name)
+	a.pruners.Forget(name)
 	a.kinds.Add(rules.KindKey{Kind: rules.KindContentClassifier, Name: name})
 	var bindings controlv1alpha1.BindingList
 	if err := a.wdsCache.List(context.Background(), &bindings); err != nil {

@@ -1,4 +1,4 @@
-package aggregator
+package inputs
 
 import (
 	"testing"
@@ -10,11 +10,11 @@ import (
 )
 
 func TestReportCacheIsKeyedByVersions(t *testing.T) {
-	c := newReportCache()
+	c := NewReportCache()
 	ws := func(uid, rv string) *controlv1alpha1.WorkStatus {
 		return &controlv1alpha1.WorkStatus{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid), ResourceVersion: rv}}
 	}
-	stored := wecReport{status: map[string]any{"ready": true}}
+	stored := Report{Status: map[string]any{"ready": true}}
 	c.put(ws("u1", "10"), "c1", stored)
 	cases := []struct {
 		name     string
@@ -33,7 +33,7 @@ func TestReportCacheIsKeyedByVersions(t *testing.T) {
 		if ok != tc.hit {
 			t.Errorf("%s: hit = %v, want %v", tc.name, ok, tc.hit)
 		}
-		if ok && got.status.(map[string]any)["ready"] != true {
+		if ok && got.Status.(map[string]any)["ready"] != true {
 			t.Errorf("%s: report = %+v, want %+v", tc.name, got, stored)
 		}
 	}
@@ -41,7 +41,7 @@ func TestReportCacheIsKeyedByVersions(t *testing.T) {
 	if n := c.len(); n != 1 {
 		t.Errorf("entries = %d after putting a nil WorkStatus, want 1", n)
 	}
-	c.forget(types.UID("u1"))
+	c.Forget(types.UID("u1"))
 	if _, ok := c.get(ws("u1", "10"), "c1"); ok || c.len() != 0 {
 		t.Errorf("entry still there after forget (len %d)", c.len())
 	}

@@ -1,4 +1,4 @@
-package aggregator
+package combined
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/statusfold/statusfold/aggregator/internal/echo"
 	"github.com/statusfold/statusfold/aggregator/internal/index"
+	"github.com/statusfold/statusfold/aggregator/internal/inputs"
 	"github.com/statusfold/statusfold/aggregator/internal/metrics"
 	"github.com/statusfold/statusfold/aggregator/internal/pacing"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
@@ -26,63 +27,80 @@ import (
 // +kubebuilder:rbac:groups=control.kubestellar.io,resources=statuscollectors,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=create
 
-// collectorCompiler is the collector engine as the reconciler uses it (collector.Compiler): a
-// StatusCollector compiled once per generation, with the problems of its spec.
+// collectorCompiler is the collector engine as the CombinedStatus writer uses it
+// (collector.Compiler): a StatusCollector compiled once per generation, with the problems of its spec.
 type collectorCompiler interface {
 	Compile(sc *controlv1alpha1.StatusCollector) (col *collector.Collector, errs field.ErrorList, warnings []string)
 }
 
 var _ collectorCompiler = (*collector.Compiler)(nil)
 
-// combinedStatusWriter keeps one CombinedStatus per (workload object, BindingPolicy) pair that
+// Writer keeps one CombinedStatus per (workload object, BindingPolicy) pair that
 // references collectors (docs/rules.md "CombinedStatus"), fed incrementally from the inputs that
-// the gatherer read, and deletes the pairs' that no longer exist.
-type combinedStatusWriter struct {
+// the inputs.Gatherer read, and deletes the pairs' that no longer exist.
+type Writer struct {
 	cache     client.Reader // the WDS cache: BindingPolicies, StatusCollectors, CombinedStatuses
 	wds       client.Writer // deletes CombinedStatuses, creates the report namespace
 	compiler  collectorCompiler
 	tables    *tableStore
-	dests     *destsCache
+	dests     *inputs.DestsCache
 	writer    *writer.Writer
 	ownWrites *echo.OwnWrites
 	metrics   *metrics.Metrics
 }
 
-// sync writes the CombinedStatus of every (object, policy) pair that references collectors and
+// Config are a Writer's dependencies (see its fields of the same names).
+type Config struct {
+	Cache     client.Reader
+	WDS       client.Writer
+	Compiler  collectorCompiler
+	Dests     *inputs.DestsCache
+	Writer    *writer.Writer
+	OwnWrites *echo.OwnWrites
+	Metrics   *metrics.Metrics
+}
+
+// New returns the CombinedStatus writer of c's dependencies, with no Table yet.
+func New(c Config) *Writer {
+	return &Writer{cache: c.Cache, wds: c.WDS, compiler: c.Compiler, tables: newTableStore(), dests: c.Dests,
+		writer: c.Writer, ownWrites: c.OwnWrites, metrics: c.Metrics}
+}
+
+// Sync writes the CombinedStatus of every (object, policy) pair that references collectors and
 // deletes the object's others. It reports whether it wrote anything.
-func (w *combinedStatusWriter) sync(ctx context.Context, in *objectInputs) (bool, error) {
+func (w *Writer) Sync(ctx context.Context, in *inputs.Object) (bool, error) {
 	wrote := false
 	want := map[string]bool{} // CombinedStatus names that should exist
 	keep := map[pairKey]bool{}
-	if in.obj != nil {
-		for _, b := range in.bindings {
-			if len(b.bound.Modulation.StatusCollectors) == 0 {
+	if in.Obj != nil {
+		for _, b := range in.Bindings {
+			if len(b.Bound.Modulation.StatusCollectors) == 0 {
 				continue
 			}
 			var bp controlv1alpha1.BindingPolicy
-			if err := w.cache.Get(ctx, client.ObjectKey{Name: b.b.Name}, &bp, client.UnsafeDisableDeepCopy); err != nil {
+			if err := w.cache.Get(ctx, client.ObjectKey{Name: b.Binding.Name}, &bp, client.UnsafeDisableDeepCopy); err != nil {
 				if apierrors.IsNotFound(err) {
 					continue // the pair's policy is gone
 				}
 				return wrote, err
 			}
-			pk := pairKey{Object: in.key, Policy: bp.UID}
+			pk := pairKey{Object: in.Key, Policy: bp.UID}
 			keep[pk] = true
 			cs, err := w.evaluatePair(ctx, in, b, &bp, pk)
 			if err != nil {
 				return wrote, err
 			}
 			want[cs.Name] = true
-			written, err := w.write(ctx, in.key, cs)
+			written, err := w.write(ctx, in.Key, cs)
 			if err != nil {
 				return wrote, err
 			}
 			wrote = wrote || written
 		}
 	}
-	w.tables.dropExcept(in.key, keep)
+	w.tables.dropExcept(in.Key, keep)
 	var existing controlv1alpha1.CombinedStatusList
-	if err := w.cache.List(ctx, &existing, client.MatchingFields{index.IndexCombinedStatusObject: in.key.String()}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := w.cache.List(ctx, &existing, client.MatchingFields{index.IndexCombinedStatusObject: in.Key.String()}, client.UnsafeDisableDeepCopy); err != nil {
 		return wrote, err
 	}
 	for i := range existing.Items {
@@ -93,7 +111,7 @@ func (w *combinedStatusWriter) sync(ctx context.Context, in *objectInputs) (bool
 		cs = cs.DeepCopy() // shared with the cache
 		start := time.Now()
 		err := w.wds.Delete(ctx, cs, client.Preconditions{UID: &cs.UID})
-		w.writer.Observe(in.key, pacing.WriteCombinedStatus, start, client.IgnoreNotFound(err))
+		w.writer.Observe(in.Key, pacing.WriteCombinedStatus, start, client.IgnoreNotFound(err))
 		if client.IgnoreNotFound(err) != nil {
 			return wrote, err
 		}
@@ -104,9 +122,9 @@ func (w *combinedStatusWriter) sync(ctx context.Context, in *objectInputs) (bool
 }
 
 // evaluatePair feeds the pair's Table and returns the CombinedStatus it should have.
-func (w *combinedStatusWriter) evaluatePair(ctx context.Context, in *objectInputs, b binding, bp *controlv1alpha1.BindingPolicy, pk pairKey) (*controlv1alpha1.CombinedStatus, error) {
+func (w *Writer) evaluatePair(ctx context.Context, in *inputs.Object, b inputs.Binding, bp *controlv1alpha1.BindingPolicy, pk pairKey) (*controlv1alpha1.CombinedStatus, error) {
 	var cols []*collector.Collector
-	for _, name := range b.bound.Modulation.StatusCollectors {
+	for _, name := range b.Bound.Modulation.StatusCollectors {
 		var sc controlv1alpha1.StatusCollector
 		if err := w.cache.Get(ctx, client.ObjectKey{Name: name}, &sc); err != nil {
 			if apierrors.IsNotFound(err) {
@@ -120,30 +138,30 @@ func (w *combinedStatusWriter) evaluatePair(ctx context.Context, in *objectInput
 		}
 		cols = append(cols, col)
 	}
-	dests := w.dests.of(b.b)
+	dests := w.dests.Of(b.Binding)
 	ts := w.tables.get(pk, cols)
 	ts.feed(in, cols, dests)
 	results := ts.table.Results()
 	for _, r := range results {
 		w.metrics.Rows.Observe(float64(len(r.Rows)))
 	}
-	ns := in.key.Namespace
+	ns := in.Key.Namespace
 	if ns == "" {
 		ns = controlv1alpha1.ReportNamespace
 	}
 	return &controlv1alpha1.CombinedStatus{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      string(in.obj.GetUID()) + "." + string(bp.UID),
+			Name:      string(in.Obj.GetUID()) + "." + string(bp.UID),
 			Namespace: ns,
 			Labels: map[string]string{
-				controlv1alpha1.LabelCombinedStatusAPIGroup:      in.key.Group,
-				controlv1alpha1.LabelCombinedStatusResource:      in.key.Resource,
-				controlv1alpha1.LabelCombinedStatusNamespace:     in.key.Namespace,
-				controlv1alpha1.LabelCombinedStatusName:          in.key.Name,
+				controlv1alpha1.LabelCombinedStatusAPIGroup:      in.Key.Group,
+				controlv1alpha1.LabelCombinedStatusResource:      in.Key.Resource,
+				controlv1alpha1.LabelCombinedStatusNamespace:     in.Key.Namespace,
+				controlv1alpha1.LabelCombinedStatusName:          in.Key.Name,
 				controlv1alpha1.LabelCombinedStatusBindingPolicy: bp.Name,
 			},
 			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: in.obj.GetAPIVersion(), Kind: in.obj.GetKind(), Name: in.obj.GetName(), UID: in.obj.GetUID(),
+				APIVersion: in.Obj.GetAPIVersion(), Kind: in.Obj.GetKind(), Name: in.Obj.GetName(), UID: in.Obj.GetUID(),
 			}},
 		},
 		Results: results,
@@ -151,7 +169,7 @@ func (w *combinedStatusWriter) evaluatePair(ctx context.Context, in *objectInput
 }
 
 // write applies cs, a CombinedStatus of object key, unless the cached copy already says the same.
-func (w *combinedStatusWriter) write(ctx context.Context, key rules.ObjectKey, cs *controlv1alpha1.CombinedStatus) (bool, error) {
+func (w *Writer) write(ctx context.Context, key rules.ObjectKey, cs *controlv1alpha1.CombinedStatus) (bool, error) {
 	var cur controlv1alpha1.CombinedStatus // shared with the cache: only read
 	err := w.cache.Get(ctx, client.ObjectKey{Namespace: cs.Namespace, Name: cs.Name}, &cur, client.UnsafeDisableDeepCopy)
 	switch {
@@ -189,7 +207,7 @@ func (w *combinedStatusWriter) write(ctx context.Context, key rules.ObjectKey, c
 // servedCurrent reports whether cur, stored under a served schema that lacks some of the fields
 // of o (KubeStellar's CRDs: aggregationErrors[].row and .count), already holds everything of o
 // that the schema can hold: without it every evaluation would apply the same pruned object again.
-func (w *combinedStatusWriter) servedCurrent(o writer.Outgoing, cur *controlv1alpha1.CombinedStatus) bool {
+func (w *Writer) servedCurrent(o writer.Outgoing, cur *controlv1alpha1.CombinedStatus) bool {
 	if cur.Name == "" || len(o.Dropped) == 0 {
 		return false
 	}
@@ -215,7 +233,7 @@ func combinedStatusCurrent(cur, want *controlv1alpha1.CombinedStatus) bool {
 	return collector.ResultsEqual(cur.Results, want.Results)
 }
 
-func (w *combinedStatusWriter) ensureReportNamespace(ctx context.Context) error {
+func (w *Writer) ensureReportNamespace(ctx context.Context) error {
 	var ns corev1.Namespace
 	if err := w.cache.Get(ctx, client.ObjectKey{Name: controlv1alpha1.ReportNamespace}, &ns); err == nil {
 		return nil

@@ -1,4 +1,4 @@
-package aggregator
+package statusreturn
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/statusfold/statusfold/aggregator/internal/echo"
+	"github.com/statusfold/statusfold/aggregator/internal/inputs"
 	"github.com/statusfold/statusfold/aggregator/internal/metrics"
 	"github.com/statusfold/statusfold/aggregator/internal/pacing"
 	"github.com/statusfold/statusfold/aggregator/internal/report"
@@ -40,17 +41,17 @@ type aggregationStates interface {
 
 var _ aggregationStates = (*aggregation.Engine)(nil)
 
-// statusReturner decides, from the inputs that the gatherer read, what statusfold returns into a
+// Returner decides, from the inputs that the inputs.Gatherer read, what statusfold returns into a
 // workload object's own status (docs/rules.md "Status return": a copy, an aggregate or nothing)
 // and writes it, with the return labels, pruned to the WDS's schema of the kind.
-type statusReturner struct {
+type Returner struct {
 	// elsewhere reports whether the object is returned under another resource
-	// (gatherer.returnedElsewhere): asked only before a return is removed.
-	elsewhere func(context.Context, *objectInputs) (bool, error)
+	// (inputs.Gatherer.ReturnedElsewhere): asked only before a return is removed.
+	elsewhere func(context.Context, *inputs.Object) (bool, error)
 	engine    aggregationStates
 	states    *returnStates
 	memo      *returnMemo
-	dests     *destsCache
+	dests     *inputs.DestsCache
 	writer    *writer.Writer
 	report    *report.Reporter
 	ownWrites *echo.OwnWrites
@@ -59,36 +60,49 @@ type statusReturner struct {
 	recorder  events.EventRecorder
 }
 
-// neverWritten are the resources whose objects statusfold never writes (docs/rules.md "Status return").
-var neverWritten = map[schema.GroupResource]bool{
-	{Group: "", Resource: "namespaces"}:                                    true,
-	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: true,
+// Config are a Returner's dependencies (see its fields of the same names).
+type Config struct {
+	Elsewhere func(context.Context, *inputs.Object) (bool, error)
+	Engine    aggregationStates
+	Dests     *inputs.DestsCache
+	Writer    *writer.Writer
+	Report    *report.Reporter
+	OwnWrites *echo.OwnWrites
+	Metrics   *metrics.Metrics
+	Log       logr.Logger
+	Recorder  events.EventRecorder
 }
 
-// write applies the docs/rules.md "Status return" decision to the object's own status and
+// New returns the status returner of c's dependencies, with no State yet.
+func New(c Config) *Returner {
+	return &Returner{elsewhere: c.Elsewhere, engine: c.Engine, states: newReturnStates(), memo: newReturnMemo(), dests: c.Dests,
+		writer: c.Writer, report: c.Report, ownWrites: c.OwnWrites, metrics: c.Metrics, log: c.Log, recorder: c.Recorder}
+}
+
+// Write applies the docs/rules.md "Status return" decision to the object's own status and
 // executing-count label. It reports whether it wrote anything.
-func (r *statusReturner) write(ctx context.Context, in *objectInputs) (bool, error) {
-	if in.obj == nil {
-		r.memo.forget(in.key)
-		r.states.forget(in.key)
+func (r *Returner) Write(ctx context.Context, in *inputs.Object) (bool, error) {
+	if in.Obj == nil {
+		r.memo.forget(in.Key)
+		r.states.forget(in.Key)
 		return false, nil
 	}
-	if neverWritten[in.key.GroupResource()] {
+	if rules.NeverWritten[in.Key.GroupResource()] {
 		return false, nil
 	}
 	var input rules.ReturnInput
 	var qs []string // the qualified WECs, sorted
-	for _, b := range in.bindings {
-		m := b.bound.Modulation
+	for _, b := range in.Bindings {
+		m := b.Bound.Modulation
 		if !m.WantSingletonReportedState && !m.WantMultiWECReportedState {
 			continue
 		}
 		input.Singleton = input.Singleton || m.WantSingletonReportedState
 		input.Multi = input.Multi || m.WantMultiWECReportedState
-		qs = rules.UnionSorted(qs, r.dests.of(b.b))
+		qs = rules.UnionSorted(qs, r.dests.Of(b.Binding))
 	}
 	input.Qualified = len(qs)
-	if !input.Singleton && !input.Multi && writer.AppliedBy(in.obj, rules.FieldManager) {
+	if !input.Singleton && !input.Multi && writer.AppliedBy(in.Obj, rules.FieldManager) {
 		// Removing statusfold's return: unless the object is returned under another resource.
 		elsewhere, err := r.elsewhere(ctx, in)
 		if err != nil {
@@ -102,13 +116,13 @@ func (r *statusReturner) write(ctx context.Context, in *objectInputs) (bool, err
 	}
 	var status map[string]any
 	if d.Mode == rules.ReturnNothing {
-		r.states.forget(in.key)
+		r.states.forget(in.Key)
 	} else {
 		var err error
 		status, err = r.computeReturn(in, qs)
 		if err != nil {
 			r.metrics.Errors.WithLabelValues("aggregation").Inc()
-			r.report.Failure(in.key, "AggregationFailed", "%v", err)
+			r.report.Failure(in.Key, "AggregationFailed", "%v", err)
 			return false, nil // retried when an input changes
 		}
 	}
@@ -124,13 +138,13 @@ func (r *statusReturner) write(ctx context.Context, in *objectInputs) (bool, err
 }
 
 // pruneToSchema prunes a returned status to the WDS's schema for the object's kind (see
-// schemaprune.go) and returns it with the paths it dropped. When the schema cannot be read the
+// writer.PruneStatus) and returns it with the paths it dropped. When the schema cannot be read the
 // status is returned whole (the apiserver then decides) and the failure is counted and logged.
-func (r *statusReturner) pruneToSchema(in *objectInputs, status map[string]any) (map[string]any, []string) {
+func (r *Returner) pruneToSchema(in *inputs.Object, status map[string]any) (map[string]any, []string) {
 	if status == nil {
 		return nil, nil
 	}
-	t, err := r.writer.StatusTree(in.info.GVK())
+	t, err := r.writer.StatusTree(in.Info.GVK())
 	if errors.Is(err, resolver.ErrSchemaNotFound) {
 		// The WDS publishes no schema for the kind (e.g. an aggregated API without OpenAPI):
 		// the apiserver decides.
@@ -138,7 +152,7 @@ func (r *statusReturner) pruneToSchema(in *objectInputs, status map[string]any) 
 	}
 	if err != nil {
 		r.metrics.Errors.WithLabelValues("schema").Inc()
-		r.report.Failure(in.key, "SchemaUnavailable", "status returned unpruned: no schema for %s: %v", in.info.GVK(), err)
+		r.report.Failure(in.Key, "SchemaUnavailable", "status returned unpruned: no schema for %s: %v", in.Info.GVK(), err)
 		return status, nil
 	}
 	return writer.PruneStatus(status, t)
@@ -148,31 +162,31 @@ func (r *statusReturner) pruneToSchema(in *objectInputs, status map[string]any) 
 // incremental State of the object: only WECs whose WorkStatus (or classifier) changed are
 // re-read — found from the WECs changed since the previous evaluation when the State was fed by
 // it, else by comparing every qualified WEC's signature.
-func (r *statusReturner) computeReturn(in *objectInputs, q []string) (map[string]any, error) {
-	gk := schema.GroupKind{Group: in.info.GVR.Group, Kind: in.info.Kind}
-	rs := r.states.get(in.key, gk, r.engine)
-	if v, changed := rs.object.update(in.obj); changed {
+func (r *Returner) computeReturn(in *inputs.Object, q []string) (map[string]any, error) {
+	gk := schema.GroupKind{Group: in.Info.GVR.Group, Kind: in.Info.Kind}
+	rs := r.states.get(in.Key, gk, r.engine)
+	if v, changed := rs.object.Update(in.Obj); changed {
 		rs.state.SetObject(v)
 	}
-	for _, name := range rs.stale(in, &rs.q, q, maps.Keys(rs.sigs), func(wec string) {
+	for _, name := range rs.Stale(in, &rs.q, q, maps.Keys(rs.sigs), func(wec string) {
 		rs.state.RemoveWEC(wec)
 		delete(rs.sigs, wec)
 	}) {
-		sig := in.reportSig(name)
+		sig := in.ReportSig(name)
 		if old, ok := rs.sigs[name]; ok && old == sig {
 			continue
 		}
 		w := aggregation.WEC{Name: name}
-		if m, ok := compactjson.Expand(in.reportedOnce(name).status).(map[string]any); ok {
+		if m, ok := compactjson.Expand(in.ReportedOnce(name).Status).(map[string]any); ok {
 			w.Status = m
 		}
-		if ws := in.workStatus(name); ws != nil {
+		if ws := in.WorkStatus(name); ws != nil {
 			w.Details = ws.StatusDetails.DeepCopy()
 		}
 		rs.state.UpsertWEC(w)
 		rs.sigs[name] = sig
 	}
-	rs.fed(in)
+	rs.Fed(in)
 	return rs.state.Result()
 }
 
@@ -180,42 +194,16 @@ func (r *statusReturner) computeReturn(in *objectInputs, q []string) (map[string
 // status to what is wanted, with server-side apply under FieldManager: the labels on the main
 // resource, the status on the status subresource (or both on the main resource for kinds without
 // one). Fields that other managers own are never taken over: a conflict is reported, not forced.
-func (r *statusReturner) writeReturn(ctx context.Context, in *objectInputs, labels map[string]string, status map[string]any, dropped []string) (bool, error) {
-	obj := in.obj
+func (r *Returner) writeReturn(ctx context.Context, in *inputs.Object, labels map[string]string, status map[string]any, dropped []string) (bool, error) {
+	obj := in.Obj
 	statusSub := "status"
-	if !in.info.HasStatus {
+	if !in.Info.HasStatus {
 		statusSub = ""
 	}
-	labelOK := true
-	owned := writer.OwnedAt(obj, "", "f:metadata", "f:labels")
-	for _, k := range rules.ReturnLabels {
-		want, wanted := labels[k]
-		_, owns := owned["f:"+k]
-		cur, has := obj.GetLabels()[k]
-		if wanted != owns || (wanted && (!has || cur != want)) {
-			labelOK = false
-			break
-		}
-	}
-	ownsStatus := writer.OwnsField(obj, statusSub, "f:status")
-	statusJSON := ""
-	if status != nil {
-		b, err := json.Marshal(status)
-		if err != nil {
-			return false, err
-		}
-		statusJSON = string(b)
-	}
-	memo, skipped := r.memo.get(in.key, obj.GetUID())
-	var statusOK bool
-	if status == nil {
-		statusOK = !ownsStatus
-	} else {
-		cur, _ := obj.Object["status"].(map[string]any)
-		// The fields the previous write of this same status left out (owned by others, or
-		// rejected) are not expected: the status is not re-applied, to conflict again, at every
-		// evaluation, only when it changes.
-		statusOK = memo == statusJSON && (ownsStatus || len(skipped) > 0) && contains(cur, without(statusJSON, skipped))
+	labelOK := labelsCurrent(obj, labels)
+	statusOK, statusJSON, err := r.statusCurrent(in, status, statusSub)
+	if err != nil {
+		return false, err
 	}
 	if labelOK && statusOK {
 		return false, nil
@@ -262,11 +250,51 @@ func (r *statusReturner) writeReturn(ctx context.Context, in *objectInputs, labe
 		r.reportDropped(in, dropped)
 	}
 	if status == nil {
-		r.memo.forget(in.key)
+		r.memo.forget(in.Key)
 	} else if !statusOK {
-		r.memo.set(in.key, obj.GetUID(), statusJSON, skip)
+		r.memo.set(in.Key, obj.GetUID(), statusJSON, skip)
 	}
 	return wrote, nil
+}
+
+// labelsCurrent reports whether obj carries exactly the return labels wanted (labels), owned by
+// FieldManager, and no other of rules.ReturnLabels that FieldManager owns.
+func labelsCurrent(obj *unstructured.Unstructured, labels map[string]string) bool {
+	owned := writer.OwnedAt(obj, "", "f:metadata", "f:labels")
+	for _, k := range rules.ReturnLabels {
+		want, wanted := labels[k]
+		_, owns := owned["f:"+k]
+		cur, has := obj.GetLabels()[k]
+		if wanted != owns || (wanted && (!has || cur != want)) {
+			return false
+		}
+	}
+	return true
+}
+
+// statusCurrent reports whether the object's status (on the subresource statusSub, "" for the
+// main resource) already is the status wanted (nil: none of statusfold's), and returns the wanted
+// status as JSON ("" for nil).
+func (r *Returner) statusCurrent(in *inputs.Object, status map[string]any, statusSub string) (bool, string, error) {
+	obj := in.Obj
+	ownsStatus := writer.OwnsField(obj, statusSub, "f:status")
+	statusJSON := ""
+	if status != nil {
+		b, err := json.Marshal(status)
+		if err != nil {
+			return false, "", err
+		}
+		statusJSON = string(b)
+	}
+	memo, skipped := r.memo.get(in.Key, obj.GetUID())
+	if status == nil {
+		return !ownsStatus, statusJSON, nil
+	}
+	cur, _ := obj.Object["status"].(map[string]any)
+	// The fields the previous write of this same status left out (owned by others, or
+	// rejected) are not expected: the status is not re-applied, to conflict again, at every
+	// evaluation, only when it changes.
+	return memo == statusJSON && (ownsStatus || len(skipped) > 0) && contains(cur, without(statusJSON, skipped)), statusJSON, nil
 }
 
 // applyReturn applies without forcing. When other field managers own some of the fields with
@@ -274,13 +302,13 @@ func (r *statusReturner) writeReturn(ctx context.Context, in *objectInputs, labe
 // with the rest. Likewise, status fields that the kind's validation rejects (e.g. a Job's
 // completionTime without a Complete condition) are dropped and the rest is written. Events name
 // what was left out; nothing is retried in a loop.
-func (r *statusReturner) applyReturn(ctx context.Context, u *unstructured.Unstructured, sub string, in *objectInputs) ([]string, error) {
+func (r *Returner) applyReturn(ctx context.Context, u *unstructured.Unstructured, sub string, in *inputs.Object) ([]string, error) {
 	var owned, rejected, left []string
-	own, written := in.key.String(), ""
+	own, written := in.Key.String(), ""
 	r.ownWrites.Begin(own)
 	defer func() { r.ownWrites.End(own, written) }()
 	for attempt := 0; ; attempt++ {
-		err := r.writer.SendFor(ctx, in.key, pacing.WriteReturnedStatus, r.writer.Prepare(u), sub, false, "status")
+		err := r.writer.SendFor(ctx, in.Key, pacing.WriteReturnedStatus, r.writer.Prepare(u), sub, false, "status")
 		if err == nil {
 			written = u.GetResourceVersion()
 			break
@@ -297,19 +325,19 @@ func (r *statusReturner) applyReturn(ctx context.Context, u *unstructured.Unstru
 			left = append(left, invalid...)
 		case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || len(conflicts) > 0:
 			r.metrics.Errors.WithLabelValues("status-not-returned").Inc()
-			r.log.Info("status not returned", "key", in.key.String(), "error", err.Error())
-			r.recorder.Eventf(in.obj, nil, corev1.EventTypeWarning, "StatusNotReturned", "ReturnStatus", "%s", err.Error())
+			r.log.Info("status not returned", "key", in.Key.String(), "error", err.Error())
+			r.recorder.Eventf(in.Obj, nil, corev1.EventTypeWarning, "StatusNotReturned", "ReturnStatus", "%s", err.Error())
 			return []string{".status"}, nil
 		default:
 			return nil, err
 		}
 	}
 	if len(owned) > 0 {
-		r.recorder.Eventf(in.obj, nil, corev1.EventTypeNormal, "FieldsOwnedByOthers", "ReturnStatus",
+		r.recorder.Eventf(in.Obj, nil, corev1.EventTypeNormal, "FieldsOwnedByOthers", "ReturnStatus",
 			"not written because another field manager owns them: %s", strings.Join(owned, ", "))
 	}
 	if len(rejected) > 0 {
-		r.recorder.Eventf(in.obj, nil, corev1.EventTypeWarning, "StatusFieldsRejected", "ReturnStatus",
+		r.recorder.Eventf(in.Obj, nil, corev1.EventTypeWarning, "StatusFieldsRejected", "ReturnStatus",
 			"written without the fields the apiserver rejected: %s", strings.Join(rejected, "; "))
 	}
 	return left, nil
@@ -317,10 +345,10 @@ func (r *statusReturner) applyReturn(ctx context.Context, u *unstructured.Unstru
 
 // reportDropped reports the status fields that the WDS's schema of the kind does not declare and
 // that were therefore not written (once per write that left them out).
-func (r *statusReturner) reportDropped(in *objectInputs, dropped []string) {
+func (r *Returner) reportDropped(in *inputs.Object, dropped []string) {
 	r.metrics.Dropped.WithLabelValues("schema").Add(float64(len(dropped)))
 	msg := fmt.Sprintf("status written without fields that the WDS's schema of %s does not declare: %s",
-		in.info.GVK().GroupKind(), strings.Join(dropped, ", "))
-	r.log.Info("status fields dropped", "key", in.key.String(), "fields", dropped)
-	r.recorder.Eventf(in.obj, nil, corev1.EventTypeWarning, "StatusFieldsDropped", "ReturnStatus", "%s", report.Truncate(msg, 1024))
+		in.Info.GVK().GroupKind(), strings.Join(dropped, ", "))
+	r.log.Info("status fields dropped", "key", in.Key.String(), "fields", dropped)
+	r.recorder.Eventf(in.Obj, nil, corev1.EventTypeWarning, "StatusFieldsDropped", "ReturnStatus", "%s", report.Truncate(msg, 1024))
 }

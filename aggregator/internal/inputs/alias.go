@@ -1,4 +1,4 @@
-package aggregator
+package inputs
 
 import (
 	"context"
@@ -20,26 +20,26 @@ import (
 // writes every return under one field manager, so a return written through one resource is on
 // the object under all of them. An evaluation under a resource that no Binding asks a return for
 // must not remove a return that another resource's Binding asks for — e.g. the start-up sweep of
-// labelled objects (enqueueLabelled) finding the object under the CRD's group while its Binding
+// labelled objects (fanout.EnqueueLabelled) finding the object under the CRD's group while its Binding
 // lists it under the aggregated group. Whether that is so is read, never assumed: a candidate
 // that cannot be read (its group's server is down, its watch has not synced) makes the
 // evaluation fail and retry, and nothing is removed meanwhile (docs/controller.md "Failures").
 
-// returnedElsewhere reports whether the evaluated object is bound, under another resource, by
+// ReturnedElsewhere reports whether the evaluated object is bound, under another resource, by
 // a clause that asks for a return (ReturnInput.ReturnedElsewhere). The status returner asks it
 // only before removing a return. When it cannot tell, an object read as an orphan is read as one
 // again at the retry.
-func (g *gatherer) returnedElsewhere(ctx context.Context, in *objectInputs) (bool, error) {
+func (g *Gatherer) ReturnedElsewhere(ctx context.Context, in *Object) (bool, error) {
 	elsewhere, err := g.boundElsewhere(ctx, in)
 	if err != nil && in.orphan {
-		g.orphans.Store(in.key, struct{}{}) // read again at the retry
+		g.orphans.Store(in.Key, struct{}{}) // read again at the retry
 	}
 	return elsewhere, err
 }
 
-func (g *gatherer) boundElsewhere(ctx context.Context, in *objectInputs) (bool, error) {
+func (g *Gatherer) boundElsewhere(ctx context.Context, in *Object) (bool, error) {
 	var bl controlv1alpha1.BindingList
-	if err := g.cache.List(ctx, &bl, client.MatchingFields{index.IndexBindingNames: index.NameKey(in.key.Namespace, in.key.Name)}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := g.cache.List(ctx, &bl, client.MatchingFields{index.IndexBindingNames: index.NameKey(in.Key.Namespace, in.Key.Name)}, client.UnsafeDisableDeepCopy); err != nil {
 		return false, err
 	}
 	var candidates []rules.ObjectKey
@@ -47,13 +47,13 @@ func (g *gatherer) boundElsewhere(ctx context.Context, in *objectInputs) (bool, 
 		for _, bo := range rules.BoundObjects(&bl.Items[i].Spec) {
 			k := bo.Key()
 			m := bo.Modulation
-			if bo.Namespace == in.key.Namespace && bo.Name == in.key.Name && k != in.key &&
+			if bo.Namespace == in.Key.Namespace && bo.Name == in.Key.Name && k != in.Key &&
 				(m.WantSingletonReportedState || m.WantMultiWECReportedState) && !slices.Contains(candidates, k) {
 				candidates = append(candidates, k)
 			}
 		}
 	}
-	return sameObjectBound(in.obj.GetUID(), candidates, func(k rules.ObjectKey) (types.UID, error) { return g.readUID(ctx, k) })
+	return sameObjectBound(in.Obj.GetUID(), candidates, func(k rules.ObjectKey) (types.UID, error) { return g.readUID(ctx, k) })
 }
 
 // sameObjectBound reports whether one of the candidates is the object with the given UID. A
@@ -78,7 +78,7 @@ func sameObjectBound(uid types.UID, candidates []rules.ObjectKey, readUID func(r
 // readUID reads the UID of the object at k: from the cache when its resource is watched, else
 // from the apiserver. A resource that does not exist gives NotFound; one whose discovery fails
 // gives errUncertain.
-func (g *gatherer) readUID(ctx context.Context, k rules.ObjectKey) (types.UID, error) {
+func (g *Gatherer) readUID(ctx context.Context, k rules.ObjectKey) (types.UID, error) {
 	info, known, err := g.catalog.Lookup(k.GroupResource())
 	if err != nil {
 		return "", err

@@ -1,4 +1,4 @@
-package aggregator
+package kinds
 
 import (
 	"context"
@@ -21,12 +21,21 @@ import (
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/classifier"
+	"github.com/statusfold/statusfold/policy/collector"
 )
 
 // +kubebuilder:rbac:groups=control.kubestellar.io,resources=statuscollectors/status,verbs=get;patch
 // +kubebuilder:rbac:groups=control.kubestellar.io,resources=contentclassifiers/status,verbs=get;patch
 // +kubebuilder:rbac:groups=policy.statusfold.dev,resources=aggregationpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy.statusfold.dev,resources=aggregationpolicies/status,verbs=get;patch
+
+// collectorCompiler is the collector engine as the kinds reconciler uses it (collector.Compiler): a
+// StatusCollector compiled once per generation, with the problems of its spec.
+type collectorCompiler interface {
+	Compile(sc *controlv1alpha1.StatusCollector) (col *collector.Collector, errs field.ErrorList, warnings []string)
+}
+
+var _ collectorCompiler = (*collector.Compiler)(nil)
 
 // aggregationPolicies is the aggregation engine as the kinds reconciler uses it
 // (aggregation.Engine): AggregationPolicies installed and removed.
@@ -37,10 +46,10 @@ type aggregationPolicies interface {
 
 var _ aggregationPolicies = (*aggregation.Engine)(nil)
 
-// kindsReconciler is the statusfold_kinds controller's reconciler: the status of our own kinds
+// Reconciler is the statusfold_kinds controller's reconciler: the status of our own kinds
 // (StatusCollector, ContentClassifier, AggregationPolicy), and the AggregationPolicies installed
 // in the aggregation engine.
-type kindsReconciler struct {
+type Reconciler struct {
 	cache    client.Reader // the WDS cache
 	compiler collectorCompiler
 	policies aggregationPolicies
@@ -52,10 +61,27 @@ type kindsReconciler struct {
 	reevaluate func(ctx context.Context, group string, all bool)
 }
 
-// reconcile maintains the status of a StatusCollector or ContentClassifier: the problems the
+// Config are a Reconciler's dependencies (see its fields of the same names).
+type Config struct {
+	Cache      client.Reader
+	Compiler   collectorCompiler
+	Policies   aggregationPolicies
+	Writer     *writer.Writer
+	Metrics    *metrics.Metrics
+	Recorder   events.EventRecorder
+	Reevaluate func(ctx context.Context, group string, all bool)
+}
+
+// New returns the kinds reconciler of c's dependencies.
+func New(c Config) *Reconciler {
+	return &Reconciler{cache: c.Cache, compiler: c.Compiler, policies: c.Policies, writer: c.Writer, metrics: c.Metrics,
+		recorder: c.Recorder, reevaluate: c.Reevaluate}
+}
+
+// Reconcile maintains the status of a StatusCollector or ContentClassifier: the problems the
 // engines find in its spec (objects that got in while the webhook was away, or that the engines
 // judge differently since), its observed generation and its Valid condition.
-func (r *kindsReconciler) reconcile(ctx context.Context, k rules.KindKey) error {
+func (r *Reconciler) Reconcile(ctx context.Context, k rules.KindKey) error {
 	r.metrics.Evaluations.WithLabelValues("kind").Inc()
 	switch k.Kind {
 	case rules.KindStatusCollector:
@@ -87,7 +113,7 @@ func (r *kindsReconciler) reconcile(ctx context.Context, k rules.KindKey) error 
 // reconcileAggregationPolicy installs a valid AggregationPolicy in the engine (an invalid one is
 // ignored: the kind's built-in module applies), reports its validity, and re-evaluates the objects
 // of its target group.
-func (r *kindsReconciler) reconcileAggregationPolicy(ctx context.Context, name string) error {
+func (r *Reconciler) reconcileAggregationPolicy(ctx context.Context, name string) error {
 	var ap policyv1alpha1.AggregationPolicy
 	if err := r.cache.Get(ctx, client.ObjectKey{Name: name}, &ap); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -116,7 +142,7 @@ func ignoreNotFound(err error) error {
 
 // applyValidity writes {observedGeneration, errors, conditions[Valid]} when it differs from the
 // current status, and an event for a newly invalid spec.
-func (r *kindsReconciler) applyValidity(ctx context.Context, obj client.Object, kind string, observed int64, curErrs []string,
+func (r *Reconciler) applyValidity(ctx context.Context, obj client.Object, kind string, observed int64, curErrs []string,
 	curConds []metav1.Condition, errs field.ErrorList) error {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(controlv1alpha1.GroupVersion.WithKind(kind))
@@ -124,7 +150,7 @@ func (r *kindsReconciler) applyValidity(ctx context.Context, obj client.Object, 
 }
 
 // applyValidityAs is applyValidity with the apply object's apiVersion and kind already set in u.
-func (r *kindsReconciler) applyValidityAs(ctx context.Context, obj client.Object, u *unstructured.Unstructured, observed int64, curErrs []string,
+func (r *Reconciler) applyValidityAs(ctx context.Context, obj client.Object, u *unstructured.Unstructured, observed int64, curErrs []string,
 	curConds []metav1.Condition, errs field.ErrorList) error {
 	kind := u.GetKind()
 	msgs := errorStrings(errs)
@@ -166,9 +192,18 @@ func (r *kindsReconciler) applyValidityAs(ctx context.Context, obj client.Object
 // conditionsNotServed reports whether the schema served for u's kind has no .status.conditions
 // (KubeStellar's StatusCollector CRD): the Valid condition is then never stored, and its absence
 // must not make every reconcile apply the same status again.
-func (r *kindsReconciler) conditionsNotServed(u *unstructured.Unstructured) bool {
+func (r *Reconciler) conditionsNotServed(u *unstructured.Unstructured) bool {
 	_, _, dropped := r.writer.PruneToServed(u)
 	return slices.Contains(dropped, ".status.conditions")
+}
+
+// errorStrings is the messages of errs.
+func errorStrings(errs field.ErrorList) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return out
 }
 
 func toAnySlice(s []string) []any {

@@ -1,4 +1,4 @@
-package aggregator
+package inputs
 
 import "github.com/statusfold/statusfold/aggregator/internal/resources"
 

@@ -1,4 +1,4 @@
-package aggregator
+package inputs
 
 import (
 	"fmt"
@@ -34,10 +34,10 @@ func TestPrunedReportLeavesTheCachedStatusAlone(t *testing.T) {
 	if p == nil {
 		t.Fatal("no pruner")
 	}
-	g := &gatherer{wecs: itscache.NewWECIndex(), reports: newReportCache(), metrics: metrics.New(), log: logr.Discard()}
+	g := &Gatherer{wecs: itscache.NewWECIndex(), reports: NewReportCache(), metrics: metrics.New(), log: logr.Discard()}
 	g.wecs.Update(nil, ws)
-	in := &objectInputs{g: g, key: rules.WorkStatusObject(ws), pruner: p, prunerRV: "1"}
-	if got, want := compactjson.Expand(in.reportedOnce(ws.Namespace).status), map[string]any{"replicas": int64(3)}; !reflect.DeepEqual(got, want) {
+	in := &Object{g: g, Key: rules.WorkStatusObject(ws), pruner: p, prunerRV: "1"}
+	if got, want := compactjson.Expand(in.ReportedOnce(ws.Namespace).Status), map[string]any{"replicas": int64(3)}; !reflect.DeepEqual(got, want) {
 		t.Errorf("pruned report = %#v, want %#v", got, want)
 	}
 	if st, _ := itscache.WorkStatusStatus(ws); !reflect.DeepEqual(compactjson.Expand(st), map[string]any{"replicas": int64(3), "secret": map[string]any{"token": "x"}}) {
@@ -46,8 +46,8 @@ func TestPrunedReportLeavesTheCachedStatusAlone(t *testing.T) {
 	// A classifier that removes nothing from this status leaves the cached value as the report.
 	other := classifier.NewPruner(&controlv1alpha1.ContentClassifier{Spec: controlv1alpha1.ContentClassifierSpec{
 		DontPropagatePointers: []controlv1alpha1.JSONPointer{{"status", "absent"}}}})
-	in = &objectInputs{g: g, key: rules.WorkStatusObject(ws), pruner: other, prunerRV: "2"}
-	if held, _ := itscache.WorkStatusStatus(ws); in.reportedOnce(ws.Namespace).status != held {
+	in = &Object{g: g, Key: rules.WorkStatusObject(ws), pruner: other, prunerRV: "2"}
+	if held, _ := itscache.WorkStatusStatus(ws); in.ReportedOnce(ws.Namespace).Status != held {
 		t.Error("a classifier that removed nothing made a copy of the cached status")
 	}
 }
@@ -71,7 +71,7 @@ func BenchmarkCachedWorkStatusBytes(b *testing.B) {
 }
 
 func cachedBytesPerWorkStatus(b *testing.B, transform bool, wecs, objects int) float64 {
-	g := &gatherer{wecs: itscache.NewWECIndex(), reports: newReportCache(), clusterGen: &atomic.Uint64{}, metrics: metrics.New(), log: logr.Discard()}
+	g := &Gatherer{wecs: itscache.NewWECIndex(), reports: NewReportCache(), clusterGen: &atomic.Uint64{}, metrics: metrics.New(), log: logr.Discard()}
 	before := heapLive()
 	held := make([]*controlv1alpha1.WorkStatus, 0, wecs*objects)
 	for i := range wecs {
@@ -88,9 +88,9 @@ func cachedBytesPerWorkStatus(b *testing.B, transform bool, wecs, objects int) f
 	}
 	for j := range objects {
 		k := rules.ObjectKey{Group: "apps", Resource: "deployments", Namespace: "default", Name: fmt.Sprintf("app-%04d", j)}
-		in := &objectInputs{g: g, key: k}
+		in := &Object{g: g, Key: k}
 		for i := range wecs {
-			if r := in.reportedOnce(fmt.Sprintf("wec-%04d", i)); r.status == nil {
+			if r := in.ReportedOnce(fmt.Sprintf("wec-%04d", i)); r.Status == nil {
 				b.Fatalf("object %s, WEC %d: no report", k, i)
 			}
 		}
@@ -138,12 +138,12 @@ func TestUnreadableStatusCountedOncePerWrite(t *testing.T) {
 	if !itscache.DecodeFailed(ws) {
 		t.Fatal("the transform decoded a status that is not JSON")
 	}
-	g := &gatherer{wecs: itscache.NewWECIndex(), reports: newReportCache(), metrics: metrics.New(), log: logr.Discard()}
+	g := &Gatherer{wecs: itscache.NewWECIndex(), reports: NewReportCache(), metrics: metrics.New(), log: logr.Discard()}
 	g.wecs.Update(nil, ws)
 	for range 3 { // three evaluations
-		in := &objectInputs{g: g, key: rules.WorkStatusObject(ws)}
-		if r := in.reportedOnce(ws.Namespace); r.status != nil {
-			t.Fatalf("report of an unreadable status = %#v, want nothing", r.status)
+		in := &Object{g: g, Key: rules.WorkStatusObject(ws)}
+		if r := in.ReportedOnce(ws.Namespace); r.Status != nil {
+			t.Fatalf("report of an unreadable status = %#v, want nothing", r.Status)
 		}
 	}
 	var m dto.Metric
@@ -166,14 +166,14 @@ func TestReportIsTheCachedStatus(t *testing.T) {
 	if _, ok := heldA.(*compactjson.Object); !ok {
 		t.Fatalf("the cached status is a %T, want it compact", heldA)
 	}
-	g := &gatherer{wecs: itscache.NewWECIndex(), reports: newReportCache(), metrics: metrics.New(), log: logr.Discard()}
+	g := &Gatherer{wecs: itscache.NewWECIndex(), reports: NewReportCache(), metrics: metrics.New(), log: logr.Discard()}
 	g.wecs.Update(nil, a)
-	in := &objectInputs{g: g, key: rules.WorkStatusObject(a)}
-	r := in.reportedOnce(a.Namespace)
-	if r.status != heldA {
+	in := &Object{g: g, Key: rules.WorkStatusObject(a)}
+	r := in.ReportedOnce(a.Namespace)
+	if r.Status != heldA {
 		t.Errorf("the report is a copy of the cached status, want the cached status itself")
 	}
-	if r.at == nil || !r.at.Equal(time.Date(2026, 1, 1, 0, 0, 5, 0, time.UTC)) {
-		t.Errorf("report time = %v, want the managed fields' write time", r.at)
+	if r.At == nil || !r.At.Equal(time.Date(2026, 1, 1, 0, 0, 5, 0, time.UTC)) {
+		t.Errorf("report time = %v, want the managed fields' write time", r.At)
 	}
 }

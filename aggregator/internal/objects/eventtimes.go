@@ -1,4 +1,4 @@
-package aggregator
+package objects
 
 import (
 	"sync"
@@ -7,16 +7,16 @@ import (
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
 
-// eventTimes remembers, per object, when the oldest WorkStatus event not yet acted on arrived:
+// EventTimes remembers, per object, when the oldest WorkStatus event not yet acted on arrived:
 // the start of the event→write latency.
-type eventTimes struct {
+type EventTimes struct {
 	mu sync.Mutex
 	m  map[rules.ObjectKey]time.Time
 }
 
-func newEventTimes() *eventTimes { return &eventTimes{m: map[rules.ObjectKey]time.Time{}} }
+func NewEventTimes() *EventTimes { return &EventTimes{m: map[rules.ObjectKey]time.Time{}} }
 
-func (e *eventTimes) mark(k rules.ObjectKey, t time.Time) {
+func (e *EventTimes) Mark(k rules.ObjectKey, t time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if _, ok := e.m[k]; !ok {
@@ -25,7 +25,7 @@ func (e *eventTimes) mark(k rules.ObjectKey, t time.Time) {
 }
 
 // take returns and forgets the time of k's oldest pending event.
-func (e *eventTimes) take(k rules.ObjectKey) (time.Time, bool) {
+func (e *EventTimes) take(k rules.ObjectKey) (time.Time, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	t, ok := e.m[k]

@@ -1,4 +1,4 @@
-package aggregator
+package policies
 
 import (
 	"context"
@@ -25,6 +25,7 @@ import (
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	"github.com/statusfold/statusfold/aggregator/internal/writer"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/policy/collector"
 )
 
 // +kubebuilder:rbac:groups=control.kubestellar.io,resources=bindingpolicies,verbs=get;list;watch
@@ -35,11 +36,19 @@ import (
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
 
-// policyReconciler is the statusfold_policies controller's reconciler: binding resolution
+// collectorCompiler is the collector engine as the policies reconciler uses it (collector.Compiler): a
+// StatusCollector compiled once per generation, with the problems of its spec.
+type collectorCompiler interface {
+	Compile(sc *controlv1alpha1.StatusCollector) (col *collector.Collector, errs field.ErrorList, warnings []string)
+}
+
+var _ collectorCompiler = (*collector.Compiler)(nil)
+
+// Reconciler is the statusfold_policies controller's reconciler: binding resolution
 // (docs/rules.md "Bindings") — each BindingPolicy resolved into its Binding, unless another
 // controller writes them — the StatusCollectorsAvailable condition on both, and the watches of
 // the workload resources that policies can select.
-type policyReconciler struct {
+type Reconciler struct {
 	cache     client.Reader // the WDS cache
 	inventory client.Reader // the ITS cache: ManagedClusters
 	wds       client.Writer // deletes orphaned Bindings
@@ -51,12 +60,35 @@ type policyReconciler struct {
 	report    *report.Reporter
 	metrics   *metrics.Metrics
 	recorder  events.EventRecorder
-	mode      BindingResolution
+	// internal: statusfold resolves BindingPolicies into Bindings (BindingResolutionInternal);
+	// else another controller writes them and they are only read.
+	internal bool
 }
 
-// reconcile resolves one BindingPolicy into its Binding (internal mode) and maintains the
+// Config are a Reconciler's dependencies (see its fields of the same names).
+type Config struct {
+	Cache, Inventory client.Reader
+	WDS              client.Writer
+	Catalog          *resources.Catalog
+	Watches          *resources.Watcher
+	OwnWrites        *echo.OwnWrites
+	Compiler         collectorCompiler
+	Writer           *writer.Writer
+	Report           *report.Reporter
+	Metrics          *metrics.Metrics
+	Recorder         events.EventRecorder
+	Internal         bool
+}
+
+// New returns the policies reconciler of c's dependencies.
+func New(c Config) *Reconciler {
+	return &Reconciler{cache: c.Cache, inventory: c.Inventory, wds: c.WDS, catalog: c.Catalog, watches: c.Watches, ownWrites: c.OwnWrites,
+		compiler: c.Compiler, writer: c.Writer, report: c.Report, metrics: c.Metrics, recorder: c.Recorder, internal: c.Internal}
+}
+
+// Reconcile resolves one BindingPolicy into its Binding (internal mode) and maintains the
 // StatusCollectorsAvailable condition on both.
-func (r *policyReconciler) reconcile(ctx context.Context, name string) error {
+func (r *Reconciler) Reconcile(ctx context.Context, name string) error {
 	r.metrics.Evaluations.WithLabelValues("policy").Inc()
 	var bp controlv1alpha1.BindingPolicy
 	if err := r.cache.Get(ctx, client.ObjectKey{Name: name}, &bp); err != nil {
@@ -76,7 +108,7 @@ func (r *policyReconciler) reconcile(ctx context.Context, name string) error {
 		return err
 	}
 	var policyErrs field.ErrorList
-	if r.mode == BindingResolutionInternal {
+	if r.internal {
 		spec, errs, err := r.resolve(ctx, &bp, binding)
 		if err != nil {
 			return err
@@ -88,7 +120,7 @@ func (r *policyReconciler) reconcile(ctx context.Context, name string) error {
 				return err
 			}
 			// The Binding as written: its status below needs no second pass (the echo of
-			// this write does not re-queue the policy; onBinding).
+			// this write does not re-queue the policy: fanout's Binding handler).
 			binding = written
 		}
 	}
@@ -106,7 +138,7 @@ func (r *policyReconciler) reconcile(ctx context.Context, name string) error {
 // computes the Binding's spec. The objects of a resource that cannot be listed now (its watch
 // does not sync) keep the entries cur (the Binding as written, nil: none) has for them: nothing
 // is dropped on uncertainty, and the other resources are still resolved.
-func (r *policyReconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPolicy, cur *controlv1alpha1.Binding) (controlv1alpha1.BindingSpec, field.ErrorList, error) {
+func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPolicy, cur *controlv1alpha1.Binding) (controlv1alpha1.BindingSpec, field.ErrorList, error) {
 	// The cache reads share what they return with the cache: only read, never written.
 	var mcs clusterv1.ManagedClusterList
 	if err := r.inventory.List(ctx, &mcs, client.UnsafeDisableDeepCopy); err != nil {
@@ -161,8 +193,8 @@ func (r *policyReconciler) resolve(ctx context.Context, bp *controlv1alpha1.Bind
 }
 
 // applyBinding writes the Binding's spec and returns the Binding as the apiserver answered; its
-// resourceVersion is remembered, so its echo is known (onBinding).
-func (r *policyReconciler) applyBinding(ctx context.Context, bp *controlv1alpha1.BindingPolicy, spec controlv1alpha1.BindingSpec) (*controlv1alpha1.Binding, error) {
+// resourceVersion is remembered, so its echo is known (fanout's Binding handler).
+func (r *Reconciler) applyBinding(ctx context.Context, bp *controlv1alpha1.BindingPolicy, spec controlv1alpha1.BindingSpec) (*controlv1alpha1.Binding, error) {
 	b := &controlv1alpha1.Binding{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: bp.Name,
@@ -193,8 +225,8 @@ func (r *policyReconciler) applyBinding(ctx context.Context, bp *controlv1alpha1
 
 // deleteOrphanBinding deletes the Binding of a deleted policy (garbage collection does the same
 // in a full cluster; this covers control planes without it).
-func (r *policyReconciler) deleteOrphanBinding(ctx context.Context, name string) error {
-	if r.mode != BindingResolutionInternal {
+func (r *Reconciler) deleteOrphanBinding(ctx context.Context, name string) error {
+	if !r.internal {
 		return nil
 	}
 	var b controlv1alpha1.Binding
@@ -225,7 +257,7 @@ func policyCollectors(bp *controlv1alpha1.BindingPolicy) []string {
 }
 
 // collectorsCondition is StatusCollectorsAvailable for a set of referenced collectors.
-func (r *policyReconciler) collectorsCondition(ctx context.Context, names []string) controlv1alpha1.BindingPolicyCondition {
+func (r *Reconciler) collectorsCondition(ctx context.Context, names []string) controlv1alpha1.BindingPolicyCondition {
 	var missing, invalid []string
 	for _, n := range names {
 		var sc controlv1alpha1.StatusCollector
@@ -283,7 +315,7 @@ func errorStrings(errs field.ErrorList) []string {
 	return out
 }
 
-func (r *policyReconciler) applyPolicyStatus(ctx context.Context, bp *controlv1alpha1.BindingPolicy, cond controlv1alpha1.BindingPolicyCondition, errs field.ErrorList) error {
+func (r *Reconciler) applyPolicyStatus(ctx context.Context, bp *controlv1alpha1.BindingPolicy, cond controlv1alpha1.BindingPolicyCondition, errs field.ErrorList) error {
 	conds, changed := mergeCondition(bp.Status.Conditions, cond)
 	msgs := errorStrings(errs)
 	if !changed && bp.Status.ObservedGeneration == bp.Generation && slices.Equal(bp.Status.Errors, msgs) {
@@ -306,7 +338,7 @@ func (r *policyReconciler) applyPolicyStatus(ctx context.Context, bp *controlv1a
 // observedGeneration and errors are not statusfold's: KubeStellar's transport controller writes
 // them when it has processed a generation (docs/controller.md, "Bindings"); claiming them would
 // also cost a second write of the whole Binding after every spec write.
-func (r *policyReconciler) applyBindingStatus(ctx context.Context, b *controlv1alpha1.Binding, cond controlv1alpha1.BindingPolicyCondition) error {
+func (r *Reconciler) applyBindingStatus(ctx context.Context, b *controlv1alpha1.Binding, cond controlv1alpha1.BindingPolicyCondition) error {
 	conds, changed := mergeCondition(b.Status.Conditions, cond)
 	if !changed {
 		return nil
@@ -323,7 +355,7 @@ func (r *policyReconciler) applyBindingStatus(ctx context.Context, b *controlv1a
 
 // pruneWatches stops the informers of workload resources that no policy can select and no
 // Binding lists any more (e.g. after a `"*"` policy is deleted).
-func (r *policyReconciler) pruneWatches(ctx context.Context) error {
+func (r *Reconciler) pruneWatches(ctx context.Context) error {
 	wanted := map[string]bool{}
 	var bl controlv1alpha1.BindingList
 	if err := r.cache.List(ctx, &bl); err != nil {
@@ -345,7 +377,7 @@ func (r *policyReconciler) pruneWatches(ctx context.Context) error {
 		return err
 	}
 	resources := r.catalog.Resources(false)
-	if r.mode == BindingResolutionInternal {
+	if r.internal {
 		for i := range pl.Items {
 			for _, info := range resources {
 				if slices.ContainsFunc(pl.Items[i].Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {

@@ -1,4 +1,4 @@
-package aggregator
+package inputs
 
 import (
 	"context"
@@ -25,9 +25,9 @@ import (
 	"github.com/statusfold/statusfold/policy/compactjson"
 )
 
-// gatherer reads what one workload object's evaluation needs (objectInputs), once per
+// Gatherer reads what one workload object's evaluation needs (Object), once per
 // evaluation: the CombinedStatus writer and the status returner then work from the same inputs.
-type gatherer struct {
+type Gatherer struct {
 	cache   client.Reader // the WDS cache: Bindings, the object, ContentClassifiers
 	live    client.Reader // uncached WDS reads, for objects of resources not watched
 	catalog interface {
@@ -39,8 +39,8 @@ type gatherer struct {
 	// cleared.
 	orphans *sync.Map // ObjectKey → struct{}
 	wecs    *itscache.WECIndex
-	reports *reportCache
-	pruners *prunerCache
+	reports *ReportCache
+	pruners *PrunerCache
 	// clusterGen counts inventory label changes: an evaluation that sees another value than
 	// the previous one compares every WEC's row (inventory.labels may have changed).
 	clusterGen *atomic.Uint64
@@ -50,7 +50,30 @@ type gatherer struct {
 	log             logr.Logger
 }
 
-// workloadWatches are the informers of workload resources (watches.go).
+// Config are a Gatherer's dependencies (see the Gatherer's fields of the same names).
+type Config struct {
+	Cache, Live client.Reader
+	Catalog     interface {
+		Lookup(schema.GroupResource) (resources.ResourceInfo, bool, error)
+	}
+	Watches         workloadWatches
+	Orphans         *sync.Map
+	WECs            *itscache.WECIndex
+	Reports         *ReportCache
+	Pruners         *PrunerCache
+	ClusterGen      *atomic.Uint64
+	InventoryLabels func(wec string) (map[string]string, bool)
+	Metrics         *metrics.Metrics
+	Log             logr.Logger
+}
+
+// New returns the Gatherer of c's dependencies.
+func New(c Config) *Gatherer {
+	return &Gatherer{cache: c.Cache, live: c.Live, catalog: c.Catalog, watches: c.Watches, orphans: c.Orphans, wecs: c.WECs,
+		reports: c.Reports, pruners: c.Pruners, clusterGen: c.ClusterGen, inventoryLabels: c.InventoryLabels, metrics: c.Metrics, log: c.Log}
+}
+
+// workloadWatches are the informers of workload resources (resources.Watcher).
 type workloadWatches interface {
 	// Ensure starts the resource's informer, if needed, and waits (bounded) for its first list.
 	Ensure(ctx context.Context, info resources.ResourceInfo) error
@@ -60,51 +83,47 @@ type workloadWatches interface {
 	Watching(info resources.ResourceInfo) bool
 }
 
-// binding is one Binding that lists the object, with the object's entry in it.
-type binding struct {
-	b     *controlv1alpha1.Binding
-	bound rules.BoundObject
+// Binding is one Binding that lists the object, with the object's entry in it.
+type Binding struct {
+	Binding *controlv1alpha1.Binding
+	Bound   rules.BoundObject
 }
 
-// objectInputs is everything one object's evaluation reads. WorkStatuses and inventory labels
+// Object is everything one object's evaluation reads. WorkStatuses and inventory labels
 // are looked up per WEC when needed (once per evaluation), so an evaluation that feeds only the
 // WECs changed since the previous one costs no more than those WECs.
-type objectInputs struct {
-	g        *gatherer
-	key      rules.ObjectKey
-	info     resources.ResourceInfo
-	obj      *unstructured.Unstructured // nil: gone
-	bindings []binding
+type Object struct {
+	g        *Gatherer
+	Key      rules.ObjectKey
+	Info     resources.ResourceInfo
+	Obj      *unstructured.Unstructured // nil: gone
+	Bindings []Binding
 	pruner   *classifier.Pruner
 	prunerRV string
 	// changed are the WECs whose WorkStatus changed since the evaluation of epoch prevEpoch
-	// (see wecIndex.take); epoch is this evaluation's. clusterGen is the inventory-label
+	// (see itscache.WECIndex.Take); epoch is this evaluation's. clusterGen is the inventory-label
 	// generation when the evaluation started.
 	changed          []string
 	prevEpoch, epoch uint64
 	clusterGen       uint64
 
 	// The lookups below are filled on first use, under mu: the CombinedStatus writer and the
-	// status returner read one objectInputs at the same time.
+	// status returner read one Object at the same time.
 	mu           sync.Mutex
 	workStatuses map[string]*controlv1alpha1.WorkStatus // WEC → WorkStatus (nil: none), looked up once
 	clusters     map[string]map[string]string           // WEC → inventory labels, looked up once
-	decoded      map[string]wecReport                   // WEC → reported state, decoded on first use
+	decoded      map[string]Report                      // WEC → reported state, decoded on first use
 
-	// orphan: the object was read because it carries the executing-count label (enqueueLabelled).
+	// orphan: the object was read because it carries the executing-count label (fanout's start-up sweep, EnqueueLabelled).
 	orphan bool
 }
 
-// gather reads one workload object's inputs: the Bindings that list it, its resource, the object
+// Gather reads one workload object's inputs: the Bindings that list it, its resource, the object
 // itself, its resource's ContentClassifier, and which WECs' WorkStatuses changed since its previous
 // evaluation. It starts the resource's watch when a Binding lists the object. An error means the
 // inputs are uncertain: nothing may be removed on them, and the key is retried.
-func (g *gatherer) gather(ctx context.Context, key rules.ObjectKey) (*objectInputs, error) {
-	in := &objectInputs{g: g, key: key}
-	// Taken first: a WorkStatus written from now on is in the next evaluation's changed set even
-	// when this evaluation already reads it.
-	in.clusterGen = g.clusterGen.Load()
-	in.changed, in.prevEpoch, in.epoch = g.wecs.Take(key)
+func (g *Gatherer) Gather(ctx context.Context, key rules.ObjectKey) (*Object, error) {
+	in := g.Begin(key)
 	// Cache reads below skip the deep copy: what they return is shared with the cache and only read.
 	bindings, err := index.BindingsListing(ctx, g.cache, key)
 	if err != nil {
@@ -113,7 +132,7 @@ func (g *gatherer) gather(ctx context.Context, key rules.ObjectKey) (*objectInpu
 	slices.SortFunc(bindings, func(x, y controlv1alpha1.Binding) int { return strings.Compare(x.Name, y.Name) })
 	for i := range bindings {
 		if bo, ok := rules.BoundIn(&bindings[i].Spec, key); ok {
-			in.bindings = append(in.bindings, binding{b: &bindings[i], bound: bo})
+			in.Bindings = append(in.Bindings, Binding{Binding: &bindings[i], Bound: bo})
 		}
 	}
 	info, known, err := g.catalog.Lookup(key.GroupResource())
@@ -123,9 +142,9 @@ func (g *gatherer) gather(ctx context.Context, key rules.ObjectKey) (*objectInpu
 	if !known {
 		return in, nil // a resource that does not exist (any more): nothing to read
 	}
-	in.info = info
+	in.Info = info
 	watched := g.watches.Watching(info)
-	if len(in.bindings) > 0 && !watched {
+	if len(in.Bindings) > 0 && !watched {
 		if err := g.watches.Ensure(ctx, info); err != nil {
 			return nil, err
 		}
@@ -141,7 +160,7 @@ func (g *gatherer) gather(ctx context.Context, key rules.ObjectKey) (*objectInpu
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(info.GVK())
 		if err := reader.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name}, u); err == nil {
-			in.obj = u
+			in.Obj = u
 		} else if !apierrors.IsNotFound(err) {
 			if orphan {
 				g.orphans.Store(key, struct{}{})
@@ -158,20 +177,31 @@ func (g *gatherer) gather(ctx context.Context, key rules.ObjectKey) (*objectInpu
 	return in, nil
 }
 
-// workStatus returns the WorkStatus that reports the object from wec (nil: none), the same one
+// Begin starts an evaluation of key: its inputs, with the WECs changed since its previous
+// evaluation and the inventory-label generation, and nothing read yet.
+func (g *Gatherer) Begin(key rules.ObjectKey) *Object {
+	in := &Object{g: g, Key: key}
+	// Taken first: a WorkStatus written from now on is in the next evaluation's changed set even
+	// when this evaluation already reads it.
+	in.clusterGen = g.clusterGen.Load()
+	in.changed, in.prevEpoch, in.epoch = g.wecs.Take(key)
+	return in
+}
+
+// WorkStatus returns the WorkStatus that reports the object from wec (nil: none), the same one
 // for the whole evaluation. Two WorkStatuses for one object in one mailbox: the newest wins.
-func (in *objectInputs) workStatus(wec string) *controlv1alpha1.WorkStatus {
+func (in *Object) WorkStatus(wec string) *controlv1alpha1.WorkStatus {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return in.workStatusLocked(wec)
 }
 
 // workStatusLocked is workStatus, with in.mu held.
-func (in *objectInputs) workStatusLocked(wec string) *controlv1alpha1.WorkStatus {
+func (in *Object) workStatusLocked(wec string) *controlv1alpha1.WorkStatus {
 	if ws, ok := in.workStatuses[wec]; ok {
 		return ws
 	}
-	ws := in.g.wecs.Get(in.key, wec)
+	ws := in.g.wecs.Get(in.Key, wec)
 	if in.workStatuses == nil {
 		in.workStatuses = map[string]*controlv1alpha1.WorkStatus{}
 	}
@@ -179,8 +209,8 @@ func (in *objectInputs) workStatusLocked(wec string) *controlv1alpha1.WorkStatus
 	return ws
 }
 
-// cluster returns a WEC's inventory labels (nil when it has no inventory object).
-func (in *objectInputs) cluster(wec string) map[string]string {
+// Cluster returns a WEC's inventory labels (nil when it has no inventory object).
+func (in *Object) Cluster(wec string) map[string]string {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if c, ok := in.clusters[wec]; ok {
@@ -194,9 +224,9 @@ func (in *objectInputs) cluster(wec string) map[string]string {
 	return c
 }
 
-// cachedInventoryLabels returns the function that reads a WEC's inventory labels from the ITS
+// CachedInventoryLabels returns the function that reads a WEC's inventory labels from the ITS
 // cache (shared: only read).
-func cachedInventoryLabels(its client.Reader) func(wec string) (map[string]string, bool) {
+func CachedInventoryLabels(its client.Reader) func(wec string) (map[string]string, bool) {
 	return func(wec string) (map[string]string, bool) {
 		return inventoryLabels(its, wec)
 	}
@@ -212,7 +242,7 @@ func inventoryLabels(its client.Reader, wec string) (map[string]string, bool) {
 
 // reported returns the state a WEC's WorkStatus ws reports after ContentClassifier pruning (nil:
 // reported nothing), and the time it was last written.
-func (in *objectInputs) reported(ws *controlv1alpha1.WorkStatus) (any, *time.Time, error) {
+func (in *Object) reported(ws *controlv1alpha1.WorkStatus) (any, *time.Time, error) {
 	if ws == nil {
 		return nil, nil, nil
 	}
@@ -234,13 +264,13 @@ func (in *objectInputs) reported(ws *controlv1alpha1.WorkStatus) (any, *time.Tim
 	return status, &t, nil
 }
 
-// wecReport is one WEC's decoded, pruned reported state.
-type wecReport struct {
-	status any
-	at     *time.Time
+// Report is one WEC's decoded, pruned reported state.
+type Report struct {
+	Status any
+	At     *time.Time
 }
 
-// reportedOnce is reported, decoded at most once per evaluation; an unreadable WorkStatus counts
+// ReportedOnce is reported, decoded at most once per evaluation; an unreadable WorkStatus counts
 // as "reported nothing" (and is logged and counted).
 // Reports that cost something to make — pruned by a ContentClassifier, or decoded from a
 // WorkStatus that did not come through the ITS cache's transform — and unreadable ones (so the
@@ -250,7 +280,7 @@ type wecReport struct {
 // Table after a collector change). The report of a cached WorkStatus without a classifier is its
 // decoded status itself, read at no cost: not kept twice (an entry costs ≈0.12 KB per
 // WorkStatus).
-func (in *objectInputs) reportedOnce(wec string) wecReport {
+func (in *Object) ReportedOnce(wec string) Report {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if r, ok := in.decoded[wec]; ok {
@@ -259,7 +289,7 @@ func (in *objectInputs) reportedOnce(wec string) wecReport {
 	g := in.g
 	ws := in.workStatusLocked(wec)
 	keep := ws != nil && (in.pruner != nil || !itscache.Transformed(ws) || itscache.DecodeFailed(ws))
-	var r wecReport
+	var r Report
 	ok := false
 	if keep {
 		r, ok = g.reports.get(ws, in.prunerRV)
@@ -270,22 +300,22 @@ func (in *objectInputs) reportedOnce(wec string) wecReport {
 			g.metrics.Errors.WithLabelValues("workstatus").Inc()
 			g.log.Info("ignoring unreadable WorkStatus", "error", err.Error())
 		}
-		r = wecReport{status: status, at: at}
+		r = Report{Status: status, At: at}
 		if keep {
 			g.reports.put(ws, in.prunerRV, r)
 		}
 	}
 	if in.decoded == nil {
-		in.decoded = map[string]wecReport{}
+		in.decoded = map[string]Report{}
 	}
 	in.decoded[wec] = r
 	return r
 }
 
-// reportSig changes whenever what a WEC reported (after pruning) can have changed.
-func (in *objectInputs) reportSig(wec string) string {
+// ReportSig changes whenever what a WEC reported (after pruning) can have changed.
+func (in *Object) ReportSig(wec string) string {
 	rv := ""
-	if ws := in.workStatus(wec); ws != nil {
+	if ws := in.WorkStatus(wec); ws != nil {
 		rv = string(ws.UID) + "/" + ws.ResourceVersion
 	}
 	return rv + "\x00" + in.prunerRV
