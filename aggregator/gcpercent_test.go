@@ -1,15 +1,8 @@
 package aggregator
 
 import (
-	"context"
 	"runtime/debug"
 	"testing"
-	"time"
-
-	"github.com/go-logr/logr"
-
-	"github.com/statusfold/statusfold/aggregator/internal/pacing"
-	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
 
 func TestSetGCPercent(t *testing.T) {
@@ -70,39 +63,5 @@ func TestStartupGCPercent(t *testing.T) {
 	t.Setenv("GOGC", "80")
 	if _, set := StartupGCPercent(25); set || current() != 80 {
 		t.Errorf("GOGC=80: startup target set %v, percentage %d; want it left alone", set, current())
-	}
-}
-
-// TestAwaitFirstPass: AfterFirstPass is called once the objects queue is empty after the sync,
-// not while an object waits; never when the context ends first.
-func TestAwaitFirstPass(t *testing.T) {
-	called := make(chan struct{}, 2)
-	a := &Aggregator{objects: pacing.NewCoalescingQueue[rules.ObjectKey]("first-pass-test", 0), log: logr.Discard(),
-		opts: Options{AfterFirstPass: func() { called <- struct{}{} }}}
-	defer a.objects.ShutDown()
-	key := rules.ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "web"}
-	a.objects.Add(key)
-	go a.awaitFirstPass(context.Background(), time.Now())
-	select {
-	case <-called:
-		t.Fatal("AfterFirstPass called while an object was queued")
-	case <-time.After(3 * firstPassPoll):
-	}
-	k, _ := a.objects.Get()
-	a.objects.Done(k)
-	select {
-	case <-called:
-	case <-time.After(20 * firstPassPoll):
-		t.Fatal("AfterFirstPass not called after the queue emptied")
-	}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	a.objects.Add(key)
-	done := make(chan struct{})
-	go func() { a.awaitFirstPass(ctx, time.Now()); close(done) }()
-	cancel()
-	<-done
-	if len(called) != 0 {
-		t.Fatal("AfterFirstPass called after the context ended")
 	}
 }

@@ -113,3 +113,12 @@ func (o *Options) defaults() error {
 	}
 	return nil
 }
+
+// DefaultVersionRefreshDelay is how long a Binding may list an object's previous resourceVersion
+// after an update that cannot change which policies select the object; DefaultOwnVersionRefreshDelay
+// the same after statusfold's own write of the object's status and labels (its status return),
+// which changes nothing a Binding's consumer delivers.
+const (
+	DefaultVersionRefreshDelay    = 5 * time.Second
+	DefaultOwnVersionRefreshDelay = time.Minute
+)

@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -260,4 +261,22 @@ func hasVerbs(r metav1.APIResource, verbs ...string) bool {
 		}
 	}
 	return true
+}
+
+// RefreshWhileDegraded re-reads discovery every period (aggregator.Options.CatalogRefresh) while
+// the discovery of some group fails, so that the group's return is seen even when no evaluation
+// reads the catalog. It returns when ctx ends.
+func (c *Catalog) RefreshWhileDegraded(ctx context.Context, period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if c.Degraded() {
+				c.Resources(false)
+			}
+		}
+	}
 }

@@ -1,14 +1,16 @@
-package aggregator
+package controllers
 
 import (
 	"context"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 
 	"github.com/statusfold/statusfold/aggregator/internal/pacing"
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
 
 // TestControllerRecoversPanics runs a reconcile function that panics, and one that fails, through
@@ -39,7 +41,7 @@ func TestControllerRecoversPanics(t *testing.T) {
 			var got []report
 			q := pacing.NewCoalescingQueue[string]("test_"+tc.name, 0)
 			defer q.ShutDown()
-			c, err := newController("test_"+tc.name, logr.Discard(), q, q.Limiter, 1, tc.do, func(k string, err error, n int) {
+			c, err := New("test_"+tc.name, logr.Discard(), q, q.Limiter, 1, tc.do, func(k string, err error, n int) {
 				got = append(got, report{k, err, n})
 			})
 			if err != nil {
@@ -65,5 +67,39 @@ func TestControllerRecoversPanics(t *testing.T) {
 				t.Errorf("reported error has a stack: %v, want %v", hasStack, tc.wantStack)
 			}
 		})
+	}
+}
+
+// TestAwaitFirstPass: AfterFirstPass is called once the objects queue is empty after the sync,
+// not while an object waits; never when the context ends first.
+func TestAwaitFirstPass(t *testing.T) {
+	called := make(chan struct{}, 2)
+	objects := pacing.NewCoalescingQueue[rules.ObjectKey]("first-pass-test", 0)
+	defer objects.ShutDown()
+	after := func() { called <- struct{}{} }
+	key := rules.ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "web"}
+	objects.Add(key)
+	go AwaitFirstPass(context.Background(), time.Now(), objects, logr.Discard(), after)
+	select {
+	case <-called:
+		t.Fatal("AfterFirstPass called while an object was queued")
+	case <-time.After(3 * FirstPassPoll):
+	}
+	k, _ := objects.Get()
+	objects.Done(k)
+	select {
+	case <-called:
+	case <-time.After(20 * FirstPassPoll):
+		t.Fatal("AfterFirstPass not called after the queue emptied")
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	objects.Add(key)
+	done := make(chan struct{})
+	go func() { AwaitFirstPass(ctx, time.Now(), objects, logr.Discard(), after); close(done) }()
+	cancel()
+	<-done
+	if len(called) != 0 {
+		t.Fatal("AfterFirstPass called after the context ended")
 	}
 }

@@ -1,4 +1,4 @@
-package aggregator
+package fanout
 
 import (
 	"context"
@@ -47,29 +47,29 @@ func addHandler(ctx context.Context, c cache.Cache, obj client.Object, f func(ol
 	return inf.AddEventHandler(handlerFuncs(f))
 }
 
-// registerHandlers connects every watched kind to the work queues. Every informer starts before
+// RegisterHandlers connects every watched kind to the work queues. Every informer starts before
 // any is waited for, so the initial lists run together. It returns the handlers' registrations:
 // when all have synced, every handler has been given its informer's initial list, and the WEC
 // index is complete.
-func (a *Aggregator) registerHandlers(ctx context.Context) ([]toolscache.ResourceEventHandlerRegistration, error) {
-	wds, its := a.wdsCache, a.its.GetCache()
+func (h *Handlers) RegisterHandlers(ctx context.Context) ([]toolscache.ResourceEventHandlerRegistration, error) {
+	wds, its := h.wds, h.its
 	type registration struct {
 		c   cache.Cache
 		obj client.Object
 		f   func(o, n client.Object)
 	}
 	regs := []registration{
-		{its, &controlv1alpha1.WorkStatus{}, a.onWorkStatus},
-		{its, &clusterv1.ManagedCluster{}, a.onCluster},
-		{wds, &controlv1alpha1.Binding{}, a.onBinding},
-		{wds, &controlv1alpha1.BindingPolicy{}, func(o, n client.Object) { a.policies.Add(nameOf(o, n)) }},
-		{wds, &controlv1alpha1.StatusCollector{}, a.onCollector},
-		{wds, &controlv1alpha1.ContentClassifier{}, a.onClassifier},
-		{wds, &controlv1alpha1.CombinedStatus{}, a.onCombinedStatus},
-		{wds, &corev1.Namespace{}, a.onNamespace},
+		{its, &controlv1alpha1.WorkStatus{}, h.onWorkStatus},
+		{its, &clusterv1.ManagedCluster{}, h.onCluster},
+		{wds, &controlv1alpha1.Binding{}, h.onBinding},
+		{wds, &controlv1alpha1.BindingPolicy{}, func(o, n client.Object) { h.policies.Add(nameOf(o, n)) }},
+		{wds, &controlv1alpha1.StatusCollector{}, h.onCollector},
+		{wds, &controlv1alpha1.ContentClassifier{}, h.onClassifier},
+		{wds, &controlv1alpha1.CombinedStatus{}, h.onCombinedStatus},
+		{wds, &corev1.Namespace{}, h.onNamespace},
 	}
-	if a.servesAggregationPolicies() {
-		regs = append(regs, registration{wds, &policyv1alpha1.AggregationPolicy{}, a.onAggregationPolicy})
+	if h.servesAggregationPolicies() {
+		regs = append(regs, registration{wds, &policyv1alpha1.AggregationPolicy{}, h.onAggregationPolicy})
 	}
 	var synced []toolscache.ResourceEventHandlerRegistration
 	for _, r := range regs {
@@ -84,8 +84,8 @@ func (a *Aggregator) registerHandlers(ctx context.Context) ([]toolscache.Resourc
 
 // onAggregationPolicy: the policy's status, the engine's modules, and every bound object of the
 // policy's target group (the engine decides per kind).
-func (a *Aggregator) onAggregationPolicy(o, n client.Object) {
-	a.kinds.Add(rules.KindKey{Kind: rules.KindAggregationPolicy, Name: nameOf(o, n)})
+func (h *Handlers) onAggregationPolicy(o, n client.Object) {
+	h.kinds.Add(rules.KindKey{Kind: rules.KindAggregationPolicy, Name: nameOf(o, n)})
 }
 
 func nameOf(o, n client.Object) string {
@@ -98,33 +98,33 @@ func nameOf(o, n client.Object) string {
 	return ""
 }
 
-func (a *Aggregator) onWorkStatus(o, n client.Object) {
+func (h *Handlers) onWorkStatus(o, n client.Object) {
 	now := time.Now()
 	if o != nil && n == nil {
-		a.reports.Forget(o.GetUID())
+		h.reports.Forget(o.GetUID())
 	}
 	ows, _ := o.(*controlv1alpha1.WorkStatus)
 	nws, _ := n.(*controlv1alpha1.WorkStatus)
-	a.wecs.Update(ows, nws)
+	h.wecs.Update(ows, nws)
 	for _, obj := range []client.Object{o, n} {
 		if ws, ok := obj.(*controlv1alpha1.WorkStatus); ok {
 			k := rules.WorkStatusObject(ws)
-			a.pending.Mark(k, now)
-			a.objects.Add(k)
+			h.pending.Mark(k, now)
+			h.objects.Add(k)
 		}
 	}
 }
 
 // onCluster: a cluster's labels decide policy destinations and feed collectors (inventory.labels).
-func (a *Aggregator) onCluster(o, n client.Object) {
+func (h *Handlers) onCluster(o, n client.Object) {
 	if o != nil && n != nil && maps.Equal(o.GetLabels(), n.GetLabels()) {
 		return
 	}
-	a.clusterGen.Add(1)
+	h.clusterGen.Add(1)
 	ctx := context.Background()
-	a.enqueueAllPolicies(ctx)
+	h.EnqueueAllPolicies(ctx)
 	var bindings controlv1alpha1.BindingList
-	if err := a.wdsCache.List(ctx, &bindings); err != nil {
+	if err := h.wds.List(ctx, &bindings); err != nil {
 		return
 	}
 	name := nameOf(o, n)
@@ -132,7 +132,7 @@ func (a *Aggregator) onCluster(o, n client.Object) {
 		b := &bindings.Items[i]
 		for _, d := range b.Spec.Destinations {
 			if d.ClusterId == name {
-				a.enqueueBound(&b.Spec)
+				h.enqueueBound(&b.Spec)
 				break
 			}
 		}
@@ -141,55 +141,55 @@ func (a *Aggregator) onCluster(o, n client.Object) {
 
 // onBinding: every object that is or was in the binding is re-evaluated; the policy's conditions
 // follow the binding.
-func (a *Aggregator) onBinding(o, n client.Object) {
+func (h *Handlers) onBinding(o, n client.Object) {
 	ob, _ := o.(*controlv1alpha1.Binding)
 	nb, _ := n.(*controlv1alpha1.Binding)
 	if ob != nil && nb == nil {
-		a.dests.Forget(ob.UID)
+		h.dests.Forget(ob.UID)
 	}
 	for _, k := range rules.ChangedBound(ob, nb) {
-		a.objects.Add(k)
+		h.objects.Add(k)
 	}
 	name := nameOf(o, n)
 	if nb != nil && ob != nil {
 		// statusfold's own write is dropped: its reconcile already wrote the status it implies.
-		a.ownWrites.Seen(echo.BindingWriteKey(nb.Name), nb.ResourceVersion, func() { a.policies.Add(name) })
+		h.ownWrites.Seen(echo.BindingWriteKey(nb.Name), nb.ResourceVersion, func() { h.policies.Add(name) })
 		return
 	}
 	if ob != nil && nb == nil {
-		a.ownWrites.Forget(echo.BindingWriteKey(ob.Name))
+		h.ownWrites.Forget(echo.BindingWriteKey(ob.Name))
 	}
-	a.policies.Add(name)
+	h.policies.Add(name)
 }
 
 // onCollector: the collector's status, the objects whose bindings reference it, and the
 // conditions of those bindings' policies.
-func (a *Aggregator) onCollector(o, n client.Object) {
+func (h *Handlers) onCollector(o, n client.Object) {
 	name := nameOf(o, n)
-	a.kinds.Add(rules.KindKey{Kind: rules.KindStatusCollector, Name: name})
+	h.kinds.Add(rules.KindKey{Kind: rules.KindStatusCollector, Name: name})
 	var bindings controlv1alpha1.BindingList
-	if err := a.wdsCache.List(context.Background(), &bindings, client.MatchingFields{index.IndexBindingCollectors: name}); err != nil {
+	if err := h.wds.List(context.Background(), &bindings, client.MatchingFields{index.IndexBindingCollectors: name}); err != nil {
 		return
 	}
 	for i := range bindings.Items {
-		a.enqueueBound(&bindings.Items[i].Spec)
-		a.policies.Add(bindings.Items[i].Name)
+		h.enqueueBound(&bindings.Items[i].Spec)
+		h.policies.Add(bindings.Items[i].Name)
 	}
 }
 
 // onClassifier: the classifier's status and every bound object of its resource.
-func (a *Aggregator) onClassifier(o, n client.Object) {
+func (h *Handlers) onClassifier(o, n client.Object) {
 	name := nameOf(o, n)
-	a.pruners.Forget(name)
-	a.kinds.Add(rules.KindKey{Kind: rules.KindContentClassifier, Name: name})
+	h.pruners.Forget(name)
+	h.kinds.Add(rules.KindKey{Kind: rules.KindContentClassifier, Name: name})
 	var bindings controlv1alpha1.BindingList
-	if err := a.wdsCache.List(context.Background(), &bindings); err != nil {
+	if err := h.wds.List(context.Background(), &bindings); err != nil {
 		return
 	}
 	for i := range bindings.Items {
 		for _, bo := range rules.BoundObjects(&bindings.Items[i].Spec) {
 			if rules.ClassifierName(bo.GVR) == name {
-				a.objects.Add(bo.Key())
+				h.objects.Add(bo.Key())
 			}
 		}
 	}
@@ -197,43 +197,34 @@ func (a *Aggregator) onClassifier(o, n client.Object) {
 
 // onCombinedStatus: a CombinedStatus changed or deleted by someone else is put back. The echo of
 // statusfold's own write is skipped.
-func (a *Aggregator) onCombinedStatus(o, n client.Object) {
+func (h *Handlers) onCombinedStatus(o, n client.Object) {
 	putBack := func() {
 		for _, obj := range []client.Object{o, n} {
 			if obj == nil {
 				continue
 			}
 			if k, ok := rules.CombinedStatusObject(obj); ok {
-				a.objects.Add(k)
+				h.objects.Add(k)
 			}
 		}
 	}
 	if n != nil {
-		a.ownWrites.Seen(echo.CombinedStatusWriteKey(n.GetNamespace(), n.GetName()), n.GetResourceVersion(), putBack)
+		h.ownWrites.Seen(echo.CombinedStatusWriteKey(n.GetNamespace(), n.GetName()), n.GetResourceVersion(), putBack)
 		return
 	}
 	if o != nil {
-		a.ownWrites.Forget(echo.CombinedStatusWriteKey(o.GetNamespace(), o.GetName()))
+		h.ownWrites.Forget(echo.CombinedStatusWriteKey(o.GetNamespace(), o.GetName()))
 	}
 	putBack()
 }
 
 // onNamespace: namespace labels feed namespaceSelectors.
-func (a *Aggregator) onNamespace(o, n client.Object) {
+func (h *Handlers) onNamespace(o, n client.Object) {
 	if o != nil && n != nil && maps.Equal(o.GetLabels(), n.GetLabels()) {
 		return
 	}
-	a.enqueueAllPolicies(context.Background())
+	h.EnqueueAllPolicies(context.Background())
 }
-
-// DefaultVersionRefreshDelay is how long a Binding may list an object's previous resourceVersion
-// after an update that cannot change which policies select the object; DefaultOwnVersionRefreshDelay
-// the same after statusfold's own write of the object's status and labels (its status return),
-// which changes nothing a Binding's consumer delivers.
-const (
-	DefaultVersionRefreshDelay    = 5 * time.Second
-	DefaultOwnVersionRefreshDelay = time.Minute
-)
 
 // statusOnly reports whether an update changed at most the object's status (and metadata that
 // nothing delivers to a WEC: resourceVersion, managedFields): a kind with a status subresource,
@@ -254,7 +245,7 @@ func statusOnly(info resources.ResourceInfo, o, n client.Object) bool {
 // the updates of that delay coalesce into one Binding write per policy (Bindings list
 // resourceVersions: docs/rules.md "Bindings"), instead of one per update. A queued refresh is never
 // postponed: the earliest wins.
-func (a *Aggregator) onWorkload(info resources.ResourceInfo) func(o, n client.Object) {
+func (h *Handlers) onWorkload(info resources.ResourceInfo) func(o, n client.Object) {
 	return func(o, n client.Object) {
 		obj := n
 		if obj == nil {
@@ -264,49 +255,49 @@ func (a *Aggregator) onWorkload(info resources.ResourceInfo) func(o, n client.Ob
 			return
 		}
 		key := rules.ObjectKey{Group: info.GVR.Group, Resource: info.GVR.Resource, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-		refresh := a.versionRefresh
+		refresh := h.versionRefresh
 		switch {
 		case n == nil:
-			a.ownWrites.Forget(key.String())
-			a.objects.Add(key)
-		case o == nil && !a.mayHaveOutputs(key, n):
+			h.ownWrites.Forget(key.String())
+			h.objects.Add(key)
+		case o == nil && !h.mayHaveOutputs(key, n):
 			// A new object that no Binding lists and that carries no return label: nothing of
 			// statusfold's to write or remove for it (a Binding that lists it later queues it).
-		case a.ownWrites.Seen(key.String(), n.GetResourceVersion(), func() { a.objects.Add(key) }):
+		case h.ownWrites.Seen(key.String(), n.GetResourceVersion(), func() { h.objects.Add(key) }):
 			// The echo of statusfold's own status return. (One that arrives before the return's
 			// answer is held by ownWrites, and takes the shorter refresh below.)
-			refresh = a.ownVersionRefresh
+			refresh = h.ownVersionRefresh
 		}
 		if statusOnly(info, o, n) {
-			refresh = a.ownVersionRefresh
+			refresh = h.ownVersionRefresh
 		}
-		if a.opts.BindingResolution != BindingResolutionInternal {
+		if !h.internal {
 			return
 		}
 		ctx := context.Background()
 		if o != nil && n != nil && (maps.Equal(o.GetLabels(), n.GetLabels()) ||
-			rules.OnlyReturnLabelsChanged(o.GetLabels(), n.GetLabels()) && !a.policiesSelectOn(ctx, rules.ReturnLabels)) {
+			rules.OnlyReturnLabelsChanged(o.GetLabels(), n.GetLabels()) && !h.policiesSelectOn(ctx, rules.ReturnLabels)) {
 			if o.GetResourceVersion() == n.GetResourceVersion() {
 				return // a resync
 			}
-			bindings, err := index.BindingsListing(ctx, a.wdsCache, key)
+			bindings, err := index.BindingsListing(ctx, h.wds, key)
 			if err != nil {
 				return
 			}
 			for i := range bindings {
-				a.policies.AddAfter(bindings[i].Name, refresh)
+				h.policies.AddAfter(bindings[i].Name, refresh)
 			}
 			return
 		}
 		var list controlv1alpha1.BindingPolicyList
-		if err := a.wdsCache.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		if err := h.wds.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 			return
 		}
 		for i := range list.Items {
 			if slices.ContainsFunc(list.Items[i].Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
 				return rules.ClauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
 			}) {
-				a.policies.Add(list.Items[i].Name)
+				h.policies.Add(list.Items[i].Name)
 			}
 		}
 	}
@@ -319,21 +310,21 @@ func (a *Aggregator) onWorkload(info resources.ResourceInfo) func(o, n client.Ob
 // (rules.ChangedBound), so an object for which this is false needs no evaluation when it appears: at
 // start, with policies that select by labels only (every resource watched), that is every
 // Namespace, ManagedCluster, ClusterRole… of the WDS. True when the Bindings cannot be read.
-func (a *Aggregator) mayHaveOutputs(key rules.ObjectKey, obj client.Object) bool {
+func (h *Handlers) mayHaveOutputs(key rules.ObjectKey, obj client.Object) bool {
 	labels := obj.GetLabels()
 	if slices.ContainsFunc(rules.ReturnLabels, func(l string) bool { _, ok := labels[l]; return ok }) {
 		return true
 	}
-	bindings, err := index.BindingsListing(context.Background(), a.wdsCache, key)
+	bindings, err := index.BindingsListing(context.Background(), h.wds, key)
 	return err != nil || len(bindings) > 0
 }
 
 // policiesSelectOn reports whether some BindingPolicy's objectSelectors name one of keys (in
 // matchLabels or matchExpressions); true when the policies cannot be read, so that an update is
 // then treated as one that may change selection.
-func (a *Aggregator) policiesSelectOn(ctx context.Context, keys []string) bool {
+func (h *Handlers) policiesSelectOn(ctx context.Context, keys []string) bool {
 	var list controlv1alpha1.BindingPolicyList
-	if err := a.wdsCache.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+	if err := h.wds.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return true
 	}
 	for i := range list.Items {

@@ -1,4 +1,4 @@
-package aggregator
+package controllers
 
 import (
 	"context"
@@ -13,29 +13,29 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/statusfold/statusfold/aggregator/internal/metrics"
+	"github.com/statusfold/statusfold/aggregator/internal/report"
 	"github.com/statusfold/statusfold/aggregator/internal/resources"
-	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
 
 // The reconciler's controllers, by name. The names are also their work queues' names, which
 // dashboards, the chart's PrometheusRule and the metrics of controller-runtime
 // (workqueue_*{name}, controller_runtime_reconcile_*{controller}) use.
 const (
-	// controllerObjects reconciles workload objects (key ObjectKey): their CombinedStatuses and
+	// Objects reconciles workload objects (key rules.ObjectKey): their CombinedStatuses and
 	// their own status.
-	controllerObjects = "statusfold_objects"
-	// controllerPolicies resolves BindingPolicies (key: the policy's name).
-	controllerPolicies = "statusfold_policies"
-	// controllerKinds maintains the status of our own kinds (key kindKey).
-	controllerKinds = "statusfold_kinds"
+	Objects = "statusfold_objects"
+	// Policies resolves BindingPolicies (key: the policy's name).
+	Policies = "statusfold_policies"
+	// Kinds maintains the status of our own kinds (key rules.KindKey).
+	Kinds = "statusfold_kinds"
 )
 
 // keyReconciler adapts a reconcile function of one key type to controller-runtime's
-// reconcile.TypedReconciler. Every error is reported (reportError: counted, logged and recorded
+// reconcile.TypedReconciler. Every error is reported (ReportError: counted, logged and recorded
 // as an Event, rate-limited) and returned, so the controller requeues the key with the rate
 // limiter's backoff. A panic is reported as a panic (statusfold_errors_total{where="panic"},
 // with its stack) and then re-raised for the controller, whose RecoverPanic turns it into an
@@ -70,7 +70,7 @@ func recovered(p any) error {
 	return fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 }
 
-// newController builds one of the reconciler's typed controllers around its queue q (built
+// New builds one of the reconciler's typed controllers around its queue q (built
 // before the controller, as the event handlers feed it; rl is q's rate limiter), watching the
 // given sources: controller-runtime runs its workers, recovers panics, requeues
 // failed keys with the queue's rate limiter, times out the sync of its sources (the manager's
@@ -80,7 +80,7 @@ func recovered(p any) error {
 // log receives the controller's own messages (start, stop, sources). Its per-key logger is
 // discarded: reconcile errors are logged by report, rate-limited, instead of by controller-runtime
 // at every retry.
-func newController[K comparable](name string, log logr.Logger, q workqueue.TypedRateLimitingInterface[K], rl workqueue.TypedRateLimiter[K], workers int,
+func New[K comparable](name string, log logr.Logger, q workqueue.TypedRateLimitingInterface[K], rl workqueue.TypedRateLimiter[K], workers int,
 	do func(context.Context, K) error, report func(K, error, int), sources ...source.TypedSource[K]) (controller.TypedController[K], error) {
 	log = log.WithValues("controller", name)
 	c, err := controller.NewTypedUnmanaged(name, controller.TypedOptions[K]{
@@ -113,119 +113,85 @@ func newController[K comparable](name string, log logr.Logger, q workqueue.Typed
 	return c, nil
 }
 
-// atStart is a source that runs f once, when its controller starts (f queues the work to start
+// AtStart is a source that runs f once, when its controller starts (f queues the work to start
 // with; it must not block).
-func atStart[K comparable](f func(context.Context)) source.TypedSource[K] {
+func AtStart[K comparable](f func(context.Context)) source.TypedSource[K] {
 	return source.TypedFunc[K](func(ctx context.Context, _ workqueue.TypedRateLimitingInterface[K]) error {
 		f(ctx)
 		return nil
 	})
 }
 
-// addControllers adds the three controllers to mgr, each with the sources that start its work:
-// the objects controller's eventSource connects every watched kind's informer to the queues (its
-// workers start once the handlers have seen every informer's initial list, so the WEC index is
-// complete), and it queues the objects that carry statusfold's labels; the policies and kinds
-// controllers queue every policy and every object of our own kinds at start.
-func (a *Aggregator) addControllers(mgr manager.Manager) error {
-	objects, err := newController(controllerObjects, a.log, a.objects, a.objects.Limiter, a.opts.Workers, a.objectR.Reconcile, reportError[rules.ObjectKey](a),
-		&eventSource{a: a}, atStart[rules.ObjectKey](func(ctx context.Context) {
-			if a.pacer != nil {
-				remove := a.metrics.AddPacer(a.pacer)
-				context.AfterFunc(ctx, remove)
-			}
-			go a.enqueueLabelled(ctx)
-			go a.refreshWhileDegraded(ctx)
-		}))
-	if err != nil {
-		return err
-	}
-	policies, err := newController(controllerPolicies, a.log, a.policies, a.policies.Limiter, 1, a.policyR.Reconcile, reportError[string](a),
-		atStart[string](a.enqueueAllPolicies))
-	if err != nil {
-		return err
-	}
-	kinds, err := newController(controllerKinds, a.log, a.kinds, a.kinds.Limiter, 1, a.kindsR.Reconcile, reportError[rules.KindKey](a),
-		atStart[rules.KindKey](a.enqueueAllKinds))
-	if err != nil {
-		return err
-	}
-	for _, c := range []manager.Runnable{objects, policies, kinds} {
-		if err := mgr.Add(c); err != nil {
-			return err
-		}
-	}
-	a.log.Info("controllers added", "workers", a.opts.Workers, "bindingResolution", a.opts.BindingResolution,
-		"wdsName", a.opts.WDSName, "coalesceDelay", a.opts.CoalesceDelay, "maxWriteDelay", a.opts.MaxWriteDelay)
-	return nil
-}
+// EventSource is the source of the objects controller for statusfold's informer event handlers:
+// Register connects them (fanout.Handlers.RegisterHandlers). They feed all three queues (which
+// exist before the controllers start: the controllers' NewQueue hands them over), so the queue
+// given to Start is not used. It is synced when every handler has been given its informer's
+// initial list; then it calls AfterSync once, in a goroutine, with the time of the sync.
+type EventSource[K comparable] struct {
+	Register  func(ctx context.Context) ([]toolscache.ResourceEventHandlerRegistration, error)
+	AfterSync func(ctx context.Context, synced time.Time)
 
-// eventSource is the source of the objects controller for statusfold's informer event handlers
-// (registerHandlers). They feed all three queues (which exist before the controllers start: the
-// controllers' NewQueue hands them over), so the queue given to Start is not used. It is synced
-// when every handler has been given its informer's initial list.
-type eventSource struct {
-	a         *Aggregator
 	synced    []toolscache.ResourceEventHandlerRegistration
 	ctx       context.Context // Start's: the controller's (WaitForSync's ends when it returns)
 	firstPass sync.Once
 }
 
-var _ source.TypedSyncingSource[rules.ObjectKey] = &eventSource{}
+var _ source.TypedSyncingSource[string] = &EventSource[string]{}
 
 // Start registers the handlers; it does not wait for their initial lists.
-func (s *eventSource) Start(ctx context.Context, _ workqueue.TypedRateLimitingInterface[rules.ObjectKey]) error {
-	synced, err := s.a.registerHandlers(ctx)
+func (s *EventSource[K]) Start(ctx context.Context, _ workqueue.TypedRateLimitingInterface[K]) error {
+	synced, err := s.Register(ctx)
 	s.synced, s.ctx = synced, ctx
 	return err
 }
 
 // WaitForSync waits until every handler has had its informer's initial list (bounded by the
 // controller's CacheSyncTimeout).
-func (s *eventSource) WaitForSync(ctx context.Context) error {
+func (s *EventSource[K]) WaitForSync(ctx context.Context) error {
 	if !resources.WaitSynced(ctx, s.synced...) {
 		return errors.New("aggregator: event handlers did not sync")
 	}
-	s.firstPass.Do(func() { go s.a.awaitFirstPass(s.ctx, time.Now()) })
+	s.firstPass.Do(func() { go s.AfterSync(s.ctx, time.Now()) })
 	return nil
 }
 
-// firstPassPoll is how often awaitFirstPass looks at the objects queue.
-const firstPassPoll = 100 * time.Millisecond
+func (s *EventSource[K]) String() string { return "statusfold event handlers" }
 
-// awaitFirstPass logs when the first pass is done — the objects queue empty for the first time
+// FirstPassPoll is how often AwaitFirstPass looks at the objects queue.
+const FirstPassPoll = 100 * time.Millisecond
+
+// AwaitFirstPass logs when the first pass is done — the objects queue q empty for the first time
 // after the handlers synced: every object the initial lists queued has been evaluated — and calls
-// Options.AfterFirstPass then. Nothing happens if ctx ends first.
-func (a *Aggregator) awaitFirstPass(ctx context.Context, synced time.Time) {
-	t := time.NewTicker(firstPassPoll)
+// after (aggregator.Options.AfterFirstPass; nil: none) then. Nothing happens if ctx ends first.
+func AwaitFirstPass(ctx context.Context, synced time.Time, q interface{ Len() int }, log logr.Logger, after func()) {
+	t := time.NewTicker(FirstPassPoll)
 	defer t.Stop()
-	for a.objects.Len() > 0 {
+	for q.Len() > 0 {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
-	a.log.Info("first pass done: every object queued by the initial lists evaluated", "afterSync", time.Since(synced).Round(time.Millisecond))
-	if a.opts.AfterFirstPass != nil {
-		a.opts.AfterFirstPass()
+	log.Info("first pass done: every object queued by the initial lists evaluated", "afterSync", time.Since(synced).Round(time.Millisecond))
+	if after != nil {
+		after()
 	}
 }
 
-func (s *eventSource) String() string { return "statusfold event handlers" }
-
-// reportError returns the report function of a controller's reconcile errors: counted, logged
-// and recorded as an Event on the object (rate-limited), at default verbosity.
-func reportError[K comparable](a *Aggregator) func(K, error, int) {
+// ReportError returns the report function of a controller's reconcile errors: counted in m,
+// logged and recorded as an Event on the object by r (rate-limited), at default verbosity; a
+// panic is also logged to log with its stack.
+func ReportError[K comparable](m *metrics.Metrics, r *report.Reporter, log logr.Logger) func(K, error, int) {
 	return func(key K, err error, requeues int) {
 		where := "reconcile"
 		if strings.HasPrefix(err.Error(), "panic: ") {
 			where = "panic"
 		}
-		a.metrics.Errors.WithLabelValues(where).Inc()
-		a.report.Failure(key, "ReconcileFailed", "%s (attempt %d; retrying with backoff)", firstLine(err.Error()), requeues+1)
+		m.Errors.WithLabelValues(where).Inc()
+		r.Failure(key, "ReconcileFailed", "%s (attempt %d; retrying with backoff)", firstLine(err.Error()), requeues+1)
 		if where == "panic" {
-			a.log.Error(err, "recovered from a panic in a reconcile; the key is retried with backoff", "key", fmt.Sprint(key))
+			log.Error(err, "recovered from a panic in a reconcile; the key is retried with backoff", "key", fmt.Sprint(key))
 		}
 	}
 }
