@@ -11,7 +11,7 @@ import (
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 )
 
-// Queueing work in bulk: at start (the controllers' atStart sources) and when a change can affect
+// Queueing work in bulk: at start (the controllers' controllers.AtStart sources) and when a change can affect
 // many keys (an inventory label, an AggregationPolicy).
 
 func (h *Handlers) EnqueueAllPolicies(ctx context.Context) {

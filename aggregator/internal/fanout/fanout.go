@@ -58,7 +58,7 @@ type Handlers struct {
 	servesAggregationPolicies func() bool
 }
 
-// handlersConfig are the Handlers' dependencies (see Handlers' fields of the same names).
+// Config are the Handlers' dependencies (see Handlers' fields of the same names).
 type Config struct {
 	WDS, ITS                          cache.Cache
 	Live                              client.Reader
@@ -80,7 +80,7 @@ type Config struct {
 	ServesAggregationPolicies         func() bool
 }
 
-// newHandlers returns the event handlers of c's queues and state.
+// New returns the event handlers of c's queues and state.
 func New(c Config) *Handlers {
 	return &Handlers{wds: c.WDS, its: c.ITS, live: c.Live, catalog: c.Catalog, log: c.Log,
 		objects: c.Objects, policies: c.Policies, kinds: c.Kinds,

@@ -265,7 +265,7 @@ func (h *Handlers) onWorkload(info resources.ResourceInfo) func(o, n client.Obje
 			// statusfold's to write or remove for it (a Binding that lists it later queues it).
 		case h.ownWrites.Seen(key.String(), n.GetResourceVersion(), func() { h.objects.Add(key) }):
 			// The echo of statusfold's own status return. (One that arrives before the return's
-			// answer is held by ownWrites, and takes the shorter refresh below.)
+			// answer is held by echo.OwnWrites, and takes the shorter refresh below.)
 			refresh = h.ownVersionRefresh
 		}
 		if statusOnly(info, o, n) {

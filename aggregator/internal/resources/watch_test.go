@@ -76,7 +76,7 @@ var _ toolscache.ResourceEventHandlerRegistration = (*syncLaterReg)(nil)
 
 // A policy whose clauses select every resource needs dozens of watches: every informer must be
 // started before any is waited for, so their lists run together and the wait is about the
-// slowest list, not the sum of all (issue 15, L3). The fake cache completes no list until all
+// slowest list, not the sum of all (docs/performance.md, L3). The fake cache completes no list until all
 // n informers are started, so a watcher that waits for one before starting the next fails with
 // timeouts. A resource whose list never completes fails alone, named.
 func TestEnsureWatchesWaitsInParallel(t *testing.T) {
