@@ -83,6 +83,8 @@ type workloadWatches interface {
 	Watching(info resources.ResourceInfo) bool
 }
 
+var _ workloadWatches = (*resources.Watcher)(nil)
+
 // Binding is one Binding that lists the object, with the object's entry in it.
 type Binding struct {
 	Binding *controlv1alpha1.Binding
