@@ -64,7 +64,7 @@ vet: ## Run go vet (the root module and test/kscompat).
 	cd test/kscompat && $(KSCOMPAT_ENV) go vet ./...
 
 .PHONY: verify
-verify: ## Check, changing no file, that generated code and manifests are current and code is formatted.
+verify: ## Check, changing no file, that generated code and manifests are current, code is formatted, and docs, chart, config and Go comments use product words (hack/verify-words.sh).
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-ed: $$out"; exit 1; fi
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	  git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} cp --parents {} "$$tmp" 2>/dev/null || true; \
@@ -73,6 +73,7 @@ verify: ## Check, changing no file, that generated code and manifests are curren
 	    diff -r -u config "$$tmp/config" || true; diff -r -u api "$$tmp/api" || true; diff -r -u charts "$$tmp/charts" || true; \
 	    echo "generated files are stale: run 'make manifests' and commit"; exit 1; fi
 	@echo "verify: generated files are current"
+	@bash hack/verify-words.sh
 
 ##@ Build
 
@@ -81,8 +82,10 @@ build: ## Build bin/statusfold.
 	go build -o bin/statusfold ./cmd/statusfold
 
 # `make image`: the image is built by hack/image (go-containerregistry, a module of its own) from a
-# static binary, without a container engine.
-VERSION                ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# static binary, without a container engine. The release version is the file VERSION: the image tag,
+# the binary's `statusfold version`, the chart's appVersion (its default image tag) and the
+# PostCreateHook's image are that one value (test/chart TestVersionsAgree).
+VERSION                ?= $(shell cat $(CURDIR)/VERSION)
 REVISION               ?= $(shell git rev-parse HEAD 2>/dev/null)
 IMAGE_DIR              ?= $(CURDIR)/bin/image
 IMAGE_ARCH             ?= $(shell go env GOARCH)
@@ -124,7 +127,7 @@ test: envtest-assets kubestellar-assets helm verify vet build ## Run all tests (
 	cd test/kscompat && $(KSCOMPAT_ENV) go test $(KSCOMPAT_TEST_FLAGS) -timeout 20m ./...
 
 .PHONY: test-kscompat
-test-kscompat: envtest-assets kubestellar-assets build ## Run only test/kscompat: statusfold beside KubeStellar's controller-manager, and the differential.
+test-kscompat: envtest-assets kubestellar-assets helm build ## Run only test/kscompat: statusfold beside KubeStellar's controller-manager, and the differential.
 	cd test/kscompat && $(KSCOMPAT_ENV) go test $(KSCOMPAT_TEST_FLAGS) -v -timeout 20m ./...
 
 .PHONY: test-unit
@@ -149,7 +152,7 @@ LOAD_TIMEOUT           ?= 40m
 LOAD_ARGS              ?=
 
 .PHONY: load
-load: envtest-assets ## Run the load test (issue 15's L1, L2, L3 against the same run's baseline) at the default size (LOAD_WECS × LOAD_OBJECTS WorkStatuses, ≈15 min); report, profiles and manager log in bin/load/.
+load: envtest-assets ## Run the load test at the default size (LOAD_WECS × LOAD_OBJECTS WorkStatuses, ≈15 min): light load (L1), full speed (L2) and start and memory (L3), each against the same run's plain-apiserver baseline; report, profiles and manager log in bin/load/ (docs/performance.md).
 	@mkdir -p bin/load
 	go test ./test/load -run '^TestLoad$$' -count=1 -v -timeout $(LOAD_TIMEOUT) -args -load.measure \
 	  -load.wecs=$(LOAD_WECS) -load.objects=$(LOAD_OBJECTS) -load.updates=$(LOAD_UPDATES) -load.l2-for=$(LOAD_L2_FOR) \
@@ -169,7 +172,7 @@ fuzz: ## Run every Fuzz* target in the repository (found with `go test -list`) f
 
 ##@ Deployment
 
-IMG                    ?= ghcr.io/statusfold/statusfold:latest
+IMG                    ?= ghcr.io/statusfold/statusfold:$(VERSION)
 KUBECTL                ?= kubectl
 
 .PHONY: docker-build

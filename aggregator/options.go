@@ -35,7 +35,7 @@ const (
 	// DefaultWorkers is how many workload objects are evaluated in parallel. A worker spends
 	// most of an evaluation waiting for the apiserver's answer to its writes: at the load test's
 	// full speed 4 workers left a median of 37–39 objects waiting for one, 8 left 9–11
-	// (docs/performance.md, "Tenth round").
+	// (docs/design-notes.md, "Eight workers by default").
 	DefaultWorkers        = 8
 	DefaultCatalogRefresh = 30 * time.Second
 	// DefaultWatchSyncTimeout bounds the wait for a workload resource's first list.

@@ -67,7 +67,7 @@ func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog 
 		kinds:    pacing.NewCoalescingQueue[rules.KindKey](controllers.Kinds, opts.CoalesceDelay)}
 	wds, live := mgr.GetCache(), mgr.GetAPIReader()
 	wecs, reports, pruners, dests := itscache.NewWECIndex(), inputs.NewReportCache(), inputs.NewPrunerCache(), inputs.NewDestsCache()
-	pending, ownWrites, clusterGen, orphans := objects.NewEventTimes(), &echo.OwnWrites{}, &atomic.Uint64{}, &sync.Map{}
+	pending, ownWrites, clusterGen, orphans := objects.NewEventTimes(), echo.New(p.metrics.Echoes), &atomic.Uint64{}, &sync.Map{}
 	p.handlers = fanout.New(fanout.Config{WDS: wds, ITS: its.GetCache(), Live: live, Catalog: catalog, Log: log,
 		Objects: p.objects, Policies: p.policies, Kinds: p.kinds, WECs: wecs, Reports: reports, Pruners: pruners, Dests: dests,
 		Pending: pending, OwnWrites: ownWrites, ClusterGen: clusterGen, Orphans: orphans,
@@ -104,9 +104,10 @@ func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog 
 // complete), and it queues the objects that carry statusfold's labels; the policies and kinds
 // controllers queue every policy and every object of our own kinds at start.
 func (p *parts) addControllers(mgr manager.Manager) error {
+	labelled := make(chan struct{}) // closed once the sweep for labelled objects has queued them
 	events := &controllers.EventSource[rules.ObjectKey]{Register: p.handlers.RegisterHandlers,
 		AfterSync: func(ctx context.Context, synced time.Time) {
-			controllers.AwaitFirstPass(ctx, synced, p.objects, p.log, p.opts.AfterFirstPass)
+			controllers.AwaitFirstPass(ctx, synced, labelled, p.objects, p.log, p.opts.AfterFirstPass)
 		}}
 	objectsC, err := controllers.New(controllers.Objects, p.log, p.objects, p.objects.Limiter, p.opts.Workers, p.objectR.Reconcile,
 		controllers.ReportError[rules.ObjectKey](p.metrics, p.report, p.log), events,
@@ -115,7 +116,10 @@ func (p *parts) addControllers(mgr manager.Manager) error {
 				remove := p.metrics.AddPacer(p.pacer)
 				context.AfterFunc(ctx, remove)
 			}
-			go p.handlers.EnqueueLabelled(ctx)
+			go func() {
+				defer close(labelled)
+				p.handlers.EnqueueLabelled(ctx)
+			}()
 			go p.catalog.RefreshWhileDegraded(ctx, p.opts.CatalogRefresh)
 		}))
 	if err != nil {

@@ -5,21 +5,12 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/base64"
 	"errors"
-	"fmt"
-	"net"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -31,62 +22,6 @@ import (
 // +kubebuilder:rbac:groups="",namespace=statusfold-system,resources=secrets,verbs=create
 // +kubebuilder:rbac:groups="",namespace=statusfold-system,resources=secrets,verbs=get;update,resourceNames=statusfold-webhook-server-cert
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=get;update,resourceNames=statusfold-validating-webhook-configuration;statusfold-mutating-webhook-configuration
-
-// Keys of the Secret (type kubernetes.io/tls).
-const (
-	KeyCACert = "ca.crt" // the CA bundle: the current CA, then older CAs not yet expired
-	KeyCAKey  = "ca.key"
-	KeyCert   = corev1.TLSCertKey
-	KeyKey    = corev1.TLSPrivateKeyKey
-)
-
-// Defaults of Options.
-const (
-	DefaultSecretName             = "statusfold-webhook-server-cert"
-	DefaultCAValidity             = 2 * 365 * 24 * time.Hour
-	DefaultCertValidity           = 90 * 24 * time.Hour
-	DefaultCheckInterval          = 10 * time.Minute
-	DefaultBundlePropagationDelay = 5 * time.Second
-	DefaultInjectInterval         = 10 * time.Second
-)
-
-// Options configures a Rotator.
-type Options struct {
-	// Namespace of the Secret that stores the CA and the serving certificate. Empty keeps them
-	// in memory only (local mode, tests).
-	Namespace string
-	// SecretName defaults to DefaultSecretName.
-	SecretName string
-	// DNSNames and IPAddresses are the serving certificate's names; at least one is required.
-	DNSNames    []string
-	IPAddresses []net.IP
-	// ValidatingWebhookConfigurations and MutatingWebhookConfigurations name the configurations
-	// whose webhooks get the CA bundle. A configuration that does not exist yet is retried at
-	// each check.
-	ValidatingWebhookConfigurations []string
-	MutatingWebhookConfigurations   []string
-	// CAValidity and CertValidity default to DefaultCAValidity and DefaultCertValidity.
-	CAValidity, CertValidity time.Duration
-	// CheckInterval is how often Start re-checks (default DefaultCheckInterval, and never more
-	// than a tenth of CertValidity).
-	CheckInterval time.Duration
-	// InjectInterval is how often Start makes sure the configurations still carry the bundle
-	// (two reads; an update only when one was re-created or re-applied without it); default
-	// DefaultInjectInterval.
-	InjectInterval time.Duration
-	// BundlePropagationDelay is how long a CA rotation waits between injecting the new bundle
-	// and serving the certificate it signed (default DefaultBundlePropagationDelay).
-	BundlePropagationDelay time.Duration
-	// CertDir, if set, also gets tls.crt and tls.key (for tools that read files).
-	CertDir string
-	// Now is the clock (default time.Now).
-	Now func() time.Time
-}
-
-// ServiceDNSNames are the names under which a Service is reached in-cluster.
-func ServiceDNSNames(service, namespace string) []string {
-	return []string{service, service + "." + namespace, service + "." + namespace + ".svc", service + "." + namespace + ".svc.cluster.local"}
-}
 
 // Rotator keeps the webhook server's certificate valid. It is a manager.Runnable that runs on
 // every replica (not only the leader).
@@ -114,30 +49,7 @@ func New(ctx context.Context, c client.Client, opts Options) (*Rotator, error) {
 	if len(opts.DNSNames) == 0 && len(opts.IPAddresses) == 0 {
 		return nil, errors.New("certs: DNSNames or IPAddresses required")
 	}
-	if opts.SecretName == "" {
-		opts.SecretName = DefaultSecretName
-	}
-	if opts.CAValidity == 0 {
-		opts.CAValidity = DefaultCAValidity
-	}
-	if opts.CertValidity == 0 {
-		opts.CertValidity = DefaultCertValidity
-	}
-	if opts.CheckInterval == 0 {
-		opts.CheckInterval = DefaultCheckInterval
-	}
-	if opts.CheckInterval > opts.CertValidity/10 {
-		opts.CheckInterval = opts.CertValidity / 10
-	}
-	if opts.InjectInterval == 0 {
-		opts.InjectInterval = DefaultInjectInterval
-	}
-	if opts.BundlePropagationDelay == 0 {
-		opts.BundlePropagationDelay = DefaultBundlePropagationDelay
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	opts = withDefaults(opts)
 	r := &Rotator{opts: opts, c: c}
 	if err := r.checkRetrying(ctx); err != nil {
 		return nil, err
@@ -213,6 +125,8 @@ func (r *Rotator) Rotate(ctx context.Context, ca bool) error {
 	return r.check(ctx, true, ca)
 }
 
+// check renews what is due (the serving certificate in any case with force, the CA too with
+// forceCA), stores it, injects the CA bundle and switches the served certificate.
 func (r *Rotator) check(ctx context.Context, force, forceCA bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -250,154 +164,30 @@ func (r *Rotator) check(ctx context.Context, force, forceCA bool) error {
 	if err := r.inject(ctx, bundle); err != nil {
 		return err
 	}
+	return r.serve(ctx, serving, caChanged)
+}
+
+// serve makes serving the served certificate, and writes it to CertDir, unless it is served
+// already. When the CA changed and another certificate was served, it first waits
+// BundlePropagationDelay.
+func (r *Rotator) serve(ctx context.Context, serving *keyPair, caChanged bool) error {
 	cur := r.serving.Load()
-	if cur == nil || !bytes.Equal(cur.Certificate[0], serving.cert.Raw) {
-		if caChanged && cur != nil {
-			// Let the apiserver see the new bundle before it meets a certificate it signed.
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(r.opts.BundlePropagationDelay):
-			}
-		}
-		tc, err := tlsCertificate(serving)
-		if err != nil {
-			return err
-		}
-		r.serving.Store(tc)
-		r.servKP = serving
-		if err := r.writeFiles(serving); err != nil {
-			return err
+	if cur != nil && bytes.Equal(cur.Certificate[0], serving.cert.Raw) {
+		return nil
+	}
+	if caChanged && cur != nil {
+		// Let the apiserver see the new bundle before it meets a certificate it signed.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(r.opts.BundlePropagationDelay):
 		}
 	}
-	return nil
-}
-
-// load reads the stored material; parts that are missing or do not parse come back nil.
-func (r *Rotator) load(ctx context.Context) (secret *corev1.Secret, ca *keyPair, bundle []*x509.Certificate, serving *keyPair, err error) {
-	if r.opts.Namespace == "" {
-		return nil, r.ca, mustParse(r.bundle), r.servKP, nil
-	}
-	secret = &corev1.Secret{}
-	err = r.c.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: r.opts.SecretName}, secret)
-	if apierrors.IsNotFound(err) {
-		return nil, nil, nil, nil, nil
-	}
+	tc, err := tlsCertificate(serving)
 	if err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("certs: reading Secret %s/%s: %w", r.opts.Namespace, r.opts.SecretName, err)
-	}
-	if kp, err := parseKeyPair(secret.Data[KeyCACert], secret.Data[KeyCAKey]); err == nil {
-		ca, bundle = kp, mustParse(secret.Data[KeyCACert])
-	}
-	if kp, err := parseKeyPair(secret.Data[KeyCert], secret.Data[KeyKey]); err == nil {
-		serving = kp
-	}
-	return secret, ca, bundle, serving, nil
-}
-
-// mustParse returns the certificates of a bundle, or none when it does not parse.
-func mustParse(bundle []byte) []*x509.Certificate {
-	certs, err := parseCerts(bundle)
-	if err != nil {
-		return nil
-	}
-	return certs
-}
-
-// store writes the material to the Secret (in memory mode, nothing to do).
-func (r *Rotator) store(ctx context.Context, secret *corev1.Secret, ca *keyPair, bundle []byte, serving *keyPair) error {
-	if r.opts.Namespace == "" {
-		return nil
-	}
-	data := map[string][]byte{KeyCACert: bundle, KeyCAKey: ca.keyPEM, KeyCert: serving.certPEM, KeyKey: serving.keyPEM}
-	if secret == nil {
-		return r.c.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: r.opts.Namespace, Name: r.opts.SecretName,
-				Labels: map[string]string{"app.kubernetes.io/name": "statusfold", "app.kubernetes.io/component": "webhook"}},
-			Type: corev1.SecretTypeTLS,
-			Data: data,
-		})
-	}
-	secret.Data = data
-	return r.c.Update(ctx, secret) // a Conflict means another replica rotated: checkRetrying reads it
-}
-
-// inject puts bundle into every webhook of the named configurations.
-func (r *Rotator) inject(ctx context.Context, bundle []byte) error {
-	var errs []error
-	for _, t := range []struct {
-		kind  string
-		names []string
-	}{
-		{"ValidatingWebhookConfiguration", r.opts.ValidatingWebhookConfigurations},
-		{"MutatingWebhookConfiguration", r.opts.MutatingWebhookConfigurations},
-	} {
-		for _, name := range t.names {
-			errs = append(errs, r.injectInto(ctx, t.kind, name, bundle))
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("certs: injecting the CA bundle: %w", err)
-	}
-	return nil
-}
-
-// injectInto sets bundle as the caBundle of every webhook of one configuration, updating it
-// when something changed; an update that lost a race with another writer (another replica,
-// kubectl apply) is redone on a fresh read (retry.RetryOnConflict). A missing configuration is
-// not an error: it gets the bundle at a later check.
-func (r *Rotator) injectInto(ctx context.Context, kind, name string, bundle []byte) error {
-	encoded := base64.StdEncoding.EncodeToString(bundle)
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(admissionregistrationv1.SchemeGroupVersion.WithKind(kind))
-		if err := r.c.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {
-			return client.IgnoreNotFound(err)
-		}
-		webhooks, _, err := unstructured.NestedSlice(u.Object, "webhooks")
-		if err != nil {
-			return err
-		}
-		changed := false
-		for _, w := range webhooks {
-			wm, ok := w.(map[string]any)
-			if !ok {
-				continue
-			}
-			cc, _ := wm["clientConfig"].(map[string]any)
-			if cc == nil {
-				cc = map[string]any{}
-				wm["clientConfig"] = cc
-			}
-			if cc["caBundle"] != encoded {
-				cc["caBundle"], changed = encoded, true
-			}
-		}
-		if !changed {
-			return nil
-		}
-		if err := unstructured.SetNestedSlice(u.Object, webhooks, "webhooks"); err != nil {
-			return err
-		}
-		return r.c.Update(ctx, u)
-	})
-}
-
-func (r *Rotator) writeFiles(serving *keyPair) error {
-	if r.opts.CertDir == "" {
-		return nil
-	}
-	if err := os.MkdirAll(r.opts.CertDir, 0o700); err != nil {
 		return err
 	}
-	for name, data := range map[string][]byte{KeyCert: serving.certPEM, KeyKey: serving.keyPEM} {
-		tmp := filepath.Join(r.opts.CertDir, "."+name+".tmp")
-		if err := os.WriteFile(tmp, data, 0o600); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, filepath.Join(r.opts.CertDir, name)); err != nil {
-			return err
-		}
-	}
-	return nil
+	r.serving.Store(tc)
+	r.servKP = serving
+	return r.writeFiles(serving)
 }

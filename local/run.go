@@ -5,19 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
-
-	"github.com/statusfold/statusfold/config"
 	"github.com/statusfold/statusfold/wecsim"
 )
 
@@ -59,78 +49,119 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if err != nil {
 		return err
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	var wg sync.WaitGroup
-	failed := make(chan error, 2)
-	defer func() {
-		cancel()
-		waited := make(chan struct{})
-		go func() { wg.Wait(); close(waited) }()
-		select {
-		case <-waited:
-		case <-time.After(30 * time.Second):
-			fmt.Fprintln(out, "warning: the manager did not stop within 30s")
-		}
-		done := Progress(out, "stopping kube-apiserver and etcd")
-		stopErr := cp.Stop()
-		done(stopErr == nil)
-		if stopErr == nil {
-			fmt.Fprintln(out, "statusfold local stopped")
-		}
-		err = errors.Join(err, stopErr)
-	}()
+	r := newRun(ctx, cp, out)
+	defer func() { err = errors.Join(err, r.stop()) }()
 
 	fmt.Fprintf(out, "Control plane %s at %s (data in %s)\n", K8sVersion, cp.APIServerURL(), cp.DataDir)
 	if opts.Manager != nil {
-		ready := make(chan struct{})
-		var once sync.Once
-		wg.Go(func() {
-			if err := opts.Manager(runCtx, cp, func() { once.Do(func() { close(ready) }) }); err != nil && runCtx.Err() == nil {
-				failed <- fmt.Errorf("manager: %w", err)
-			}
-		})
-		done := Progress(out, "waiting for the statusfold controller and webhooks")
-		select {
-		case <-ready:
-			done(true)
-		case err := <-failed:
-			done(false)
+		if ready, err := r.startManager(ctx, opts.Manager); !ready {
 			return err
-		case <-ctx.Done():
-			done(false)
-			return nil
 		}
 	} else {
 		fmt.Fprintln(out, "warning: this build has no statusfold controller; only the control plane and CRDs are running")
 	}
-
 	if opts.Demo {
-		if err := applyWithRetry(ctx, cp, out); err != nil {
+		if err := r.startDemo(ctx, opts); err != nil {
 			return err
 		}
-		r := &wecsim.Runner{
-			WDS: cp.Client, Mapper: cp.RESTMapper,
-			Scenario: wecsim.NewScenario(orDefault(opts.Seed, 1), int(orDefault(int64(opts.WECs), 5))),
-			WDSName:  orString(opts.WDSName, "wds1"), Interval: opts.Interval, Log: out,
-		}
-		describeScenario(out, r.Scenario)
-		wg.Go(func() { _ = r.Run(runCtx) })
 	}
-	fmt.Fprintf(out, "\nexport KUBECONFIG=%s\n", cp.Kubeconfig)
-	fmt.Fprintf(out, "kubectl is %s\n", cp.KubectlPath)
-	if opts.Demo {
-		fmt.Fprintln(out, "Try:  kubectl get combinedstatuses -n demo")
-		fmt.Fprintln(out, "      statusfold status deployment/nginx -n demo   (as a kubectl plugin: kubectl statusfold status …)")
-	}
-	fmt.Fprintf(out, "%s; press Ctrl-C to stop.\n", ReadyLine)
+	printReady(out, cp, opts.Demo)
 
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(out, "\nstopping…")
 		return nil
-	case err := <-failed:
+	case err := <-r.failed:
 		return err
 	}
+}
+
+// localRun is what one Run keeps going in the background: the control plane, and the manager
+// and the simulated WECs, which run until stop, not until Run's context ends.
+type localRun struct {
+	out    io.Writer
+	cp     *ControlPlane
+	ctx    context.Context // the background work's: not cancelled with Run's context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	failed chan error // a background failure that ends Run
+}
+
+// newRun is the localRun of the control plane cp started by Run with ctx, printing to out.
+func newRun(ctx context.Context, cp *ControlPlane, out io.Writer) *localRun {
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	return &localRun{out: out, cp: cp, ctx: runCtx, cancel: cancel, failed: make(chan error, 2)}
+}
+
+// stop ends the background work, waiting up to 30s for it, then stops the control plane, waiting
+// for every process to exit; it returns what stopping the control plane failed with.
+func (r *localRun) stop() error {
+	r.cancel()
+	waited := make(chan struct{})
+	go func() { r.wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(30 * time.Second):
+		fmt.Fprintln(r.out, "warning: the manager did not stop within 30s")
+	}
+	done := Progress(r.out, "stopping kube-apiserver and etcd")
+	stopErr := r.cp.Stop()
+	done(stopErr == nil)
+	if stopErr == nil {
+		fmt.Fprintln(r.out, "statusfold local stopped")
+	}
+	return stopErr
+}
+
+// startManager starts manager in the background and waits until it serves. It returns false when
+// it does not get there: with the manager's error, or with nil when ctx ended first.
+func (r *localRun) startManager(ctx context.Context, manager ManagerFunc) (ready bool, err error) {
+	readyCh := make(chan struct{})
+	var once sync.Once
+	r.wg.Go(func() {
+		if err := manager(r.ctx, r.cp, func() { once.Do(func() { close(readyCh) }) }); err != nil && r.ctx.Err() == nil {
+			r.failed <- fmt.Errorf("manager: %w", err)
+		}
+	})
+	done := Progress(r.out, "waiting for the statusfold controller and webhooks")
+	select {
+	case <-readyCh:
+		done(true)
+		return true, nil
+	case err := <-r.failed:
+		done(false)
+		return false, err
+	case <-ctx.Done():
+		done(false)
+		return false, nil
+	}
+}
+
+// startDemo applies the samples and starts the simulated WECs of opts in the background.
+func (r *localRun) startDemo(ctx context.Context, opts Options) error {
+	if err := applyWithRetry(ctx, r.cp, r.out); err != nil {
+		return err
+	}
+	sim := &wecsim.Runner{
+		WDS: r.cp.Client, Mapper: r.cp.RESTMapper,
+		Scenario: wecsim.NewScenario(orDefault(opts.Seed, 1), int(orDefault(int64(opts.WECs), 5))),
+		WDSName:  orString(opts.WDSName, "wds1"), Interval: opts.Interval, Log: r.out,
+	}
+	describeScenario(r.out, sim.Scenario)
+	r.wg.Go(func() { _ = sim.Run(r.ctx) })
+	return nil
+}
+
+// printReady prints how to reach the control plane cp (and, with demo, what to try), then
+// ReadyLine.
+func printReady(out io.Writer, cp *ControlPlane, demo bool) {
+	fmt.Fprintf(out, "\nexport KUBECONFIG=%s\n", cp.Kubeconfig)
+	fmt.Fprintf(out, "kubectl is %s\n", cp.KubectlPath)
+	if demo {
+		fmt.Fprintln(out, "Try:  kubectl get combinedstatuses -n demo")
+		fmt.Fprintln(out, "      statusfold status deployment/nginx -n demo   (as a kubectl plugin: kubectl statusfold status …)")
+	}
+	fmt.Fprintf(out, "%s; press Ctrl-C to stop.\n", ReadyLine)
 }
 
 func orDefault(v, def int64) int64 {
@@ -147,6 +178,8 @@ func orString(v, def string) string {
 	return v
 }
 
+// describeScenario prints the simulated WECs of sc: name, role, region, speed, and when a WEC
+// joins or leaves or how far behind it lags.
 func describeScenario(out io.Writer, sc wecsim.Scenario) {
 	fmt.Fprintf(out, "Simulated WECs (seed %d):\n", sc.Seed)
 	for _, w := range sc.WECs {
@@ -161,92 +194,4 @@ func describeScenario(out io.Writer, sc wecsim.Scenario) {
 		}
 		fmt.Fprintf(out, "  %-6s %-8s region=%-8s speed=%d%s\n", w.Name, w.Role, w.Labels[wecsim.LabelRegion], w.Speed, extra)
 	}
-}
-
-// SampleObjects returns the embedded samples (config/samples and config/samples/library) in the
-// order they are applied: namespaces first, then files in name order with the library before
-// the BindingPolicies that use it.
-func SampleObjects() ([]*unstructured.Unstructured, error) {
-	var files []string
-	for _, pattern := range []string{"samples/*.yaml", "samples/library/*.yaml"} {
-		f, err := fs.Glob(config.Samples, pattern)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, f...)
-	}
-	var objs []*unstructured.Unstructured
-	for _, f := range files {
-		data, err := fs.ReadFile(config.Samples, f)
-		if err != nil {
-			return nil, err
-		}
-		docs, err := splitYAML(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		for _, doc := range docs {
-			u := &unstructured.Unstructured{}
-			if err := yaml.Unmarshal(doc, &u.Object); err != nil {
-				return nil, fmt.Errorf("%s: %w", f, err)
-			}
-			objs = append(objs, u)
-		}
-	}
-	rank := func(u *unstructured.Unstructured) int {
-		switch u.GetKind() {
-		case "Namespace":
-			return 0
-		case "StatusCollector", "ContentClassifier":
-			return 1
-		case "BindingPolicy":
-			return 3
-		}
-		return 2
-	}
-	sort.SliceStable(objs, func(i, j int) bool { return rank(objs[i]) < rank(objs[j]) })
-	return objs, nil
-}
-
-// ApplySamples server-side applies the embedded samples. Kinds the apiserver does not know (e.g.
-// the aggregation-policy kind in a build without it) are skipped with a warning.
-func ApplySamples(ctx context.Context, c client.Client, out io.Writer) error {
-	objs, err := SampleObjects()
-	if err != nil {
-		return err
-	}
-	for _, u := range objs {
-		desc := strings.ToLower(u.GetKind()) + "/" + u.GetName()
-		if ns := u.GetNamespace(); ns != "" {
-			desc += " -n " + ns
-		}
-		err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership)
-		if meta.IsNoMatchError(err) {
-			fmt.Fprintf(out, "  skipped %s: its kind is not served\n", desc)
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("applying sample %s: %w", desc, err)
-		}
-		fmt.Fprintf(out, "  applied %s\n", desc)
-	}
-	return nil
-}
-
-// applyWithRetry applies the samples, retrying for a while: right after start the webhooks may
-// not be reachable through the apiserver yet.
-func applyWithRetry(ctx context.Context, cp *ControlPlane, out io.Writer) error {
-	fmt.Fprintln(out, "Applying the samples:")
-	var last error
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		if last = ApplySamples(ctx, cp.Client, out); last == nil {
-			return true, nil
-		}
-		fmt.Fprintf(out, "  retrying in 2s: %v\n", last)
-		return false, nil
-	})
-	if err != nil && ctx.Err() == nil {
-		return last // timed out: the last failure says why
-	}
-	return nil
 }

@@ -9,6 +9,6 @@
 // objects the way KubeStellar's WEC-side agent does.
 //
 //	sc := wecsim.NewScenario(seed, 5)
-//	r := &wecsim.Runner{Client: c, Mapper: mapper, Scenario: sc, WDSName: "wds1", Interval: time.Second}
+//	r := &wecsim.Runner{WDS: c, Mapper: mapper, Scenario: sc, WDSName: "wds1", Interval: time.Second}
 //	err := r.Run(ctx)
 package wecsim

@@ -31,6 +31,54 @@ func TestRunnerWritesWorkStatusesLikeTheAgent(t *testing.T) {
 	cp := framework.RunControlPlane(t)
 	ctx := context.Background()
 	c := cp.Client
+	dep, binding := createBoundNginx(t, ctx, c)
+	rt := newRunnerTest(t, ctx, cp)
+
+	rt.step() // tick 0: every WEC registered, the Deployment applied everywhere
+	rt.step() // tick 1: wec1 has 2 ready
+	checkManagedClusterLabels(t, ctx, c)
+	checkFirstReports(rt)
+
+	rt.step() // tick 2: wec3 leaves
+	if err := c.Get(ctx, client.ObjectKey{Name: "wec3"}, &clusterv1.ManagedCluster{}); !apierrors.IsNotFound(err) {
+		t.Errorf("ManagedCluster wec3 after leaving: %v, want NotFound", err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "wec3", Name: runnerTestWSName}, &controlv1alpha1.WorkStatus{}); !apierrors.IsNotFound(err) {
+		t.Errorf("WorkStatus of wec3 after leaving: %v, want NotFound", err)
+	}
+
+	// A new generation in the WDS reaches the WECs; the WEC copy's generation follows.
+	dep.Spec.Template.Spec.Containers[0].Image = "nginx:2"
+	if err := c.Update(ctx, dep); err != nil {
+		t.Fatal(err)
+	}
+	rt.step() // tick 3
+	ws, st := rt.workStatus("wec1")
+	if d := ws.StatusDetails; d.LastGeneration != 2 || d.WECGeneration == nil || *d.WECGeneration != 2 || st["observedGeneration"] != float64(2) {
+		t.Errorf("after generation 2: statusDetails %+v, status %v", d, st)
+	}
+
+	// Unbinding deletes the WorkStatuses.
+	if err := c.Delete(ctx, binding); err != nil {
+		t.Fatal(err)
+	}
+	rt.step()
+	var left controlv1alpha1.WorkStatusList
+	if err := c.List(ctx, &left); err != nil {
+		t.Fatal(err)
+	}
+	if len(left.Items) != 0 {
+		t.Errorf("%d WorkStatuses left after the Binding was deleted", len(left.Items))
+	}
+}
+
+// runnerTestWSName is the name of the WorkStatus of the Deployment demo/nginx in every mailbox.
+const runnerTestWSName = "appsv1-deployment-demo-nginx"
+
+// createBoundNginx creates the namespace demo, the Deployment demo/nginx (2 replicas) and the
+// Binding nginx that sends it to wec1, wec2 and wec3, and returns the Deployment and the Binding.
+func createBoundNginx(t *testing.T, ctx context.Context, c client.Client) (*appsv1.Deployment, *controlv1alpha1.Binding) {
+	t.Helper()
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -64,40 +112,63 @@ func TestRunnerWritesWorkStatusesLikeTheAgent(t *testing.T) {
 	if err := c.Create(ctx, binding); err != nil {
 		t.Fatal(err)
 	}
-	t0 := time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
-	tick := 0
-	r := &wecsim.Runner{
-		WDS: c, Mapper: cp.RESTMapper, WDSName: "wds-a",
+	return dep, binding
+}
+
+// runnerTest drives a Runner tick by tick, with a clock at t0 plus one second per tick.
+type runnerTest struct {
+	t    *testing.T
+	ctx  context.Context
+	c    client.Client
+	r    *wecsim.Runner
+	t0   time.Time
+	tick int
+}
+
+// newRunnerTest is a runnerTest at tick 0 whose Runner, for the WDS wds-a, simulates wec1
+// (healthy), wec2 (failing) and wec3 (leaving at tick 2).
+func newRunnerTest(t *testing.T, ctx context.Context, cp *framework.ControlPlane) *runnerTest {
+	rt := &runnerTest{t: t, ctx: ctx, c: cp.Client, t0: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)}
+	rt.r = &wecsim.Runner{
+		WDS: cp.Client, Mapper: cp.RESTMapper, WDSName: "wds-a",
 		Scenario: wecsim.Scenario{Seed: 1, LagTicks: 2, DeadlineTicks: 3, WECs: []wecsim.WEC{
 			simWEC("wec1", wecsim.RoleHealthy, 2, -1),
 			simWEC("wec2", wecsim.RoleFailing, 2, -1),
 			simWEC("wec3", wecsim.RoleLeaving, 1, 2),
 		}},
-		Now: func() time.Time { return t0.Add(time.Duration(tick) * time.Second) },
+		Now: func() time.Time { return rt.t0.Add(time.Duration(rt.tick) * time.Second) },
 	}
-	step := func() {
-		t.Helper()
-		if err := r.Step(ctx, tick); err != nil {
-			t.Fatalf("tick %d: %v", tick, err)
-		}
-		tick++
-	}
-	wsName := "appsv1-deployment-demo-nginx"
-	getWS := func(wec string) (*controlv1alpha1.WorkStatus, map[string]any) {
-		t.Helper()
-		ws := &controlv1alpha1.WorkStatus{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: wec, Name: wsName}, ws); err != nil {
-			t.Fatalf("WorkStatus %s/%s: %v", wec, wsName, err)
-		}
-		var st map[string]any
-		if err := json.Unmarshal(ws.Status.Raw, &st); err != nil {
-			t.Fatal(err)
-		}
-		return ws, st
-	}
+	return rt
+}
 
-	step() // tick 0: every WEC registered, the Deployment applied everywhere
-	step() // tick 1: wec1 has 2 ready
+// step runs one tick of the Runner, and fails the test when it fails.
+func (rt *runnerTest) step() {
+	rt.t.Helper()
+	if err := rt.r.Step(rt.ctx, rt.tick); err != nil {
+		rt.t.Fatalf("tick %d: %v", rt.tick, err)
+	}
+	rt.tick++
+}
+
+// workStatus reads the WorkStatus of the Deployment demo/nginx in wec's mailbox, and returns it
+// with its status decoded.
+func (rt *runnerTest) workStatus(wec string) (*controlv1alpha1.WorkStatus, map[string]any) {
+	rt.t.Helper()
+	ws := &controlv1alpha1.WorkStatus{}
+	if err := rt.c.Get(rt.ctx, client.ObjectKey{Namespace: wec, Name: runnerTestWSName}, ws); err != nil {
+		rt.t.Fatalf("WorkStatus %s/%s: %v", wec, runnerTestWSName, err)
+	}
+	var st map[string]any
+	if err := json.Unmarshal(ws.Status.Raw, &st); err != nil {
+		rt.t.Fatal(err)
+	}
+	return ws, st
+}
+
+// checkManagedClusterLabels checks that the three WECs are registered as ManagedClusters with
+// their scenario labels.
+func checkManagedClusterLabels(t *testing.T, ctx context.Context, c client.Client) {
+	t.Helper()
 	var mcs clusterv1.ManagedClusterList
 	if err := c.List(ctx, &mcs); err != nil {
 		t.Fatal(err)
@@ -114,8 +185,15 @@ func TestRunnerWritesWorkStatusesLikeTheAgent(t *testing.T) {
 	if !reflect.DeepEqual(gotLabels, wantLabels) {
 		t.Errorf("ManagedClusters: %v, want %v", gotLabels, wantLabels)
 	}
+}
 
-	ws, st := getWS("wec1")
+// checkFirstReports checks, after tick 1, wec1's WorkStatus (its source, WDS label, details and
+// status: rolled out at tick 1) and wec2's status (failing: half the replicas ready).
+func checkFirstReports(rt *runnerTest) {
+	t := rt.t
+	t.Helper()
+	t0 := rt.t0
+	ws, st := rt.workStatus("wec1")
 	wantRef := controlv1alpha1.SourceRef{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespace: "demo", Name: "nginx"}
 	if ws.Spec.SourceRef != wantRef {
 		t.Errorf("sourceRef %+v, want %+v", ws.Spec.SourceRef, wantRef)
@@ -132,40 +210,8 @@ func TestRunnerWritesWorkStatusesLikeTheAgent(t *testing.T) {
 	if st["readyReplicas"] != float64(2) || st["observedGeneration"] != float64(1) {
 		t.Errorf("wec1 status %v, want readyReplicas 2, observedGeneration 1", st)
 	}
-	if _, st2 := getWS("wec2"); st2["readyReplicas"] != float64(1) {
+	if _, st2 := rt.workStatus("wec2"); st2["readyReplicas"] != float64(1) {
 		t.Errorf("failing wec2 status %v, want readyReplicas 1 (half of 2)", st2)
-	}
-
-	step() // tick 2: wec3 leaves
-	if err := c.Get(ctx, client.ObjectKey{Name: "wec3"}, &clusterv1.ManagedCluster{}); !apierrors.IsNotFound(err) {
-		t.Errorf("ManagedCluster wec3 after leaving: %v, want NotFound", err)
-	}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "wec3", Name: wsName}, &controlv1alpha1.WorkStatus{}); !apierrors.IsNotFound(err) {
-		t.Errorf("WorkStatus of wec3 after leaving: %v, want NotFound", err)
-	}
-
-	// A new generation in the WDS reaches the WECs; the WEC copy's generation follows.
-	dep.Spec.Template.Spec.Containers[0].Image = "nginx:2"
-	if err := c.Update(ctx, dep); err != nil {
-		t.Fatal(err)
-	}
-	step() // tick 3
-	ws, st = getWS("wec1")
-	if d := ws.StatusDetails; d.LastGeneration != 2 || d.WECGeneration == nil || *d.WECGeneration != 2 || st["observedGeneration"] != float64(2) {
-		t.Errorf("after generation 2: statusDetails %+v, status %v", d, st)
-	}
-
-	// Unbinding deletes the WorkStatuses.
-	if err := c.Delete(ctx, binding); err != nil {
-		t.Fatal(err)
-	}
-	step()
-	var left controlv1alpha1.WorkStatusList
-	if err := c.List(ctx, &left); err != nil {
-		t.Fatal(err)
-	}
-	if len(left.Items) != 0 {
-		t.Errorf("%d WorkStatuses left after the Binding was deleted", len(left.Items))
 	}
 }
 

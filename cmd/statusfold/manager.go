@@ -4,13 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"math"
 	"os"
-	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/resource"
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2/textlogger"
@@ -23,24 +21,38 @@ import (
 	"github.com/statusfold/statusfold/webhooks"
 )
 
+// managerOptions are the flags of `statusfold manager`: the Config fields that flags set directly,
+// and the flags that the command turns into Config fields.
+type managerOptions struct {
+	cfg           aggregator.Config
+	wdsKubeconfig string
+	itsKubeconfig string
+	resolution    string
+	logConfig     *textlogger.Config
+	webhooksOn    bool
+	certMode      string
+	timeBudget    time.Duration
+	webhookSvc    string
+	namespace     string
+	memoryLimit   string
+	gcPercent     int
+	startupGC     int
+	// The KubeFlex lookup of the spaces (spaces.go) and the names two releases must not share.
+	spaces        spaceOptions
+	certSecret    string
+	validatingCfg string
+	mutatingCfg   string
+}
+
 // newManagerCommand is `statusfold manager`: the controllers and the admission webhooks, run by
 // run (aggregator.Run; tests pass a function that records the Config the flags produced).
 func newManagerCommand(run func(context.Context, aggregator.Config) error) *cobra.Command {
-	var (
-		cfg           aggregator.Config
-		wdsKubeconfig string
-		itsKubeconfig string
-		resolution    string
-		logConfig     = textlogger.NewConfig()
-		webhooksOn    bool
-		certMode      string
-		timeBudget    time.Duration
-		webhookSvc    string
-		namespace     string
-		memoryLimit   string
-		gcPercent     int
-		startupGC     int
-	)
+	return managerCommand(&managerOptions{logConfig: textlogger.NewConfig()}, run)
+}
+
+// managerCommand is newManagerCommand with its options at hand (tests change them after the
+// flags are registered).
+func managerCommand(o *managerOptions, run func(context.Context, aggregator.Config) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "manager",
 		Short: "Run the statusfold controllers (Bindings, CombinedStatus, status return) and admission webhooks",
@@ -48,114 +60,140 @@ func newManagerCommand(run func(context.Context, aggregator.Config) error) *cobr
 resolve BindingPolicies into Bindings, keep CombinedStatus objects, and return reported state into
 the workload objects' own .status.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctrl.SetLogger(textlogger.NewLogger(logConfig))
-			if err := applyMemoryLimit(memoryLimit); err != nil {
-				return err
-			}
-			p, source := aggregator.SetGCPercent(gcPercent)
-			ctrl.Log.WithName("setup").Info("Go GC percent", "percent", p, "source", source)
-			restore, lowered := aggregator.StartupGCPercent(startupGC)
-			if lowered {
-				ctrl.Log.WithName("setup").Info("Go GC percent until the first pass is done", "percent", startupGC)
-			}
-			cfg.AfterFirstPass = restore
-			if timeBudget <= 0 {
-				return fmt.Errorf("--collector-time-budget %s: must be positive", timeBudget)
-			}
-			switch {
-			case cfg.MaxWriteDelay < 0:
-				return fmt.Errorf("--max-write-delay %s: must not be negative", cfg.MaxWriteDelay)
-			case cfg.MaxWriteDelay == 0:
-				cfg.MaxWriteDelay = aggregator.PacingOff
-			}
-			cfg.CompilerOptions = append(cfg.CompilerOptions, collector.WithTimeBudget(timeBudget))
-			wds, err := restConfig(wdsKubeconfig)
-			if err != nil {
-				return fmt.Errorf("--wds-kubeconfig: %w", err)
-			}
-			cfg.WDS = wds
-			if itsKubeconfig != "" {
-				if cfg.ITSConfig, err = restConfig(itsKubeconfig); err != nil {
-					return fmt.Errorf("--its-kubeconfig: %w", err)
-				}
-			}
-			cfg.BindingResolution = aggregator.BindingResolution(resolution)
-			if webhooksOn {
-				wopts := webhooks.Options{}
-				switch certMode {
-				case "builtin":
-					wopts.BuiltinCerts = &certs.Options{Namespace: namespace, CertDir: cfg.CertDir,
-						DNSNames: certs.ServiceDNSNames(webhookSvc, namespace)}
-				case "files":
-				default:
-					return fmt.Errorf("--webhook-certs %q: must be builtin or files", certMode)
-				}
-				cfg.SetupWebhooks = func(mgr manager.Manager) error { return webhooks.Setup(mgr, wopts) }
-			}
-			return run(cmd.Context(), cfg)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context(), run) },
 	}
-	f := cmd.Flags()
-	f.StringVar(&wdsKubeconfig, "wds-kubeconfig", "", "kubeconfig of the WDS (default: $KUBECONFIG, then in-cluster)")
-	f.StringVar(&itsKubeconfig, "its-kubeconfig", "", "kubeconfig of the ITS (default: the WDS)")
+	o.register(cmd.Flags())
+	return cmd
+}
+
+// register adds the flags of `statusfold manager` to f, the log flags (-v, --vmodule) included.
+func (o *managerOptions) register(f *pflag.FlagSet) {
+	cfg := &o.cfg
+	f.StringVar(&o.wdsKubeconfig, "wds-kubeconfig", "", "kubeconfig of the WDS (default: $KUBECONFIG, then in-cluster)")
+	f.StringVar(&o.itsKubeconfig, "its-kubeconfig", "", "kubeconfig of the ITS (default: the WDS)")
 	f.StringVar(&cfg.WDSName, "wds-name", "wds1", "this WDS's name: only WorkStatuses labelled transport.kubestellar.io/originWdsName=NAME are read")
-	f.StringVar(&resolution, "binding-resolution", string(aggregator.BindingResolutionInternal),
+	f.StringVar(&o.resolution, "binding-resolution", string(aggregator.BindingResolutionInternal),
 		"internal: statusfold writes Bindings; external: read Bindings written by another controller (e.g. KubeStellar)")
 	f.DurationVar(&cfg.CoalesceDelay, "coalesce-delay", aggregator.DefaultCoalesceDelay, "events for one object within this delay of its last evaluation cause one evaluation (0: evaluate at once; events during an evaluation still coalesce)")
 	f.DurationVar(&cfg.MaxWriteDelay, "max-write-delay", aggregator.DefaultMaxWriteDelay,
 		"cap of the adaptive delay between two writes of one workload object's CombinedStatuses and status: 0 delay while the apiserver has room, up to this under write pressure (0: pacing off)")
-	f.DurationVar(&timeBudget, "collector-time-budget", collector.DefaultTimeBudget,
+	f.DurationVar(&o.timeBudget, "collector-time-budget", collector.DefaultTimeBudget,
 		"wall time the comprehensions of one StatusCollector may take per evaluation of one object; after it they fail with a row error")
 	f.IntVar(&cfg.Workers, "workers", aggregator.DefaultWorkers, "objects evaluated in parallel")
 	f.StringVar(&cfg.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables)")
 	f.StringVar(&cfg.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (0 disables)")
-	f.StringVar(&memoryLimit, "memory-limit", "",
+	f.StringVar(&o.memoryLimit, "memory-limit", "",
 		"soft memory limit of the Go runtime (a quantity, e.g. 900Mi; 0: none) when GOMEMLIMIT is unset; default 90% of the container's cgroup memory limit")
-	f.IntVar(&gcPercent, "gc-percent", aggregator.DefaultGCPercent,
+	f.IntVar(&o.gcPercent, "gc-percent", aggregator.DefaultGCPercent,
 		"the Go garbage collector's target percentage when GOGC is unset: the heap grows by this much of the live heap between collections (lower: less memory, more collector CPU; negative: off)")
-	f.IntVar(&startupGC, "startup-gc-percent", aggregator.DefaultStartupGCPercent,
+	f.IntVar(&o.startupGC, "startup-gc-percent", aggregator.DefaultStartupGCPercent,
 		"the garbage collector's target percentage while the caches fill at start, until every object has been evaluated once (lower than --gc-percent: a lower peak of memory for more collector CPU during the start; 0: --gc-percent from the start)")
 	f.StringVar(&cfg.PprofAddr, "pprof-bind-address", "", "address of the Go profiler's /debug/pprof/ endpoints (empty or 0: off)")
 	f.BoolVar(&cfg.LeaderElection, "leader-elect", false, "elect a leader among replicas (use with more than one replica)")
-	f.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's)")
+	f.StringVar(&cfg.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's; kube-system in a WDS that is not the hosting cluster)")
+	f.StringVar(&cfg.LeaderElectionID, "leader-election-id", aggregator.DefaultLeaderElectionID, "name of the leader election Lease (one per installation: two managers of two WDSes must not share it)")
 	f.IntVar(&cfg.WebhookPort, "webhook-port", 9443, "port of the admission webhook server")
 	f.StringVar(&cfg.CertDir, "webhook-cert-dir", "", "folder holding tls.crt and tls.key for the webhook server (default: controller-runtime's)")
-	f.BoolVar(&webhooksOn, "webhooks", true, "serve the admission webhooks")
-	f.StringVar(&certMode, "webhook-certs", "files",
+	f.BoolVar(&o.webhooksOn, "webhooks", true, "serve the admission webhooks")
+	f.StringVar(&o.certMode, "webhook-certs", "files",
 		"files: tls.crt/tls.key in --webhook-cert-dir (cert-manager); builtin: statusfold's own CA, kept in a Secret and rotated")
-	f.StringVar(&webhookSvc, "webhook-service", "statusfold-webhook-service", "the webhook Service's name (for builtin certificates)")
-	f.StringVar(&namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the namespace statusfold runs in (for builtin certificates; default $POD_NAMESPACE)")
+	f.StringVar(&o.webhookSvc, "webhook-service", "statusfold-webhook-service", "the webhook Service's name (for builtin certificates)")
+	f.StringVar(&o.certSecret, "webhook-cert-secret", certs.DefaultSecretName, "the Secret holding the built-in CA and serving certificate (for builtin certificates)")
+	f.StringVar(&o.validatingCfg, "validating-webhook-configuration", webhooks.ValidatingConfigurationName, "the ValidatingWebhookConfiguration that gets the CA bundle (for builtin certificates)")
+	f.StringVar(&o.mutatingCfg, "mutating-webhook-configuration", webhooks.MutatingConfigurationName, "the MutatingWebhookConfiguration that gets the CA bundle (for builtin certificates)")
+	o.spaces.register(f)
+	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the namespace statusfold runs in (for builtin certificates; default $POD_NAMESPACE)")
 	gofs := flag.NewFlagSet("log", flag.ContinueOnError)
-	logConfig.AddFlags(gofs)
+	o.logConfig.AddFlags(gofs)
 	f.AddGoFlagSet(gofs)
-	return cmd
 }
 
-// applyMemoryLimit sets the Go runtime's soft memory limit as chooseMemoryLimit decides and logs
-// what was chosen. An invalid --memory-limit is an error; an unreadable cgroup file is logged and
-// the manager runs without a limit.
-func applyMemoryLimit(flag string) error {
-	log := ctrl.Log.WithName("setup")
-	env, envSet := os.LookupEnv("GOMEMLIMIT")
-	choice, err := chooseMemoryLimit(env, envSet, flag, os.DirFS("/"))
-	if err != nil && flag != "" {
+// run is the body of `statusfold manager`: it sets up logging and the Go runtime's memory and
+// garbage collector settings, completes the Config from the flags and runs it with run.
+func (o *managerOptions) run(ctx context.Context, run func(context.Context, aggregator.Config) error) error {
+	ctrl.SetLogger(textlogger.NewLogger(o.logConfig))
+	if err := o.tuneRuntime(); err != nil {
 		return err
 	}
-	if err != nil {
-		log.Error(err, "cgroup memory limit not read; no Go memory limit set")
-		return nil
+	if err := o.completeConfig(); err != nil {
+		return err
 	}
-	if choice.set {
-		debug.SetMemoryLimit(choice.limit)
+	if o.spaces.kubeflex {
+		return o.runWithSpaces(ctx, run)
 	}
-	limit := debug.SetMemoryLimit(-1) // reads the limit in force
-	if limit == math.MaxInt64 {
-		log.Info("Go memory limit", "limit", "none", "source", choice.source)
-		return nil
+	return run(ctx, o.cfg)
+}
+
+// tuneRuntime applies --memory-limit, --gc-percent and --startup-gc-percent to the Go runtime and
+// logs them; the Config's AfterFirstPass restores --gc-percent once the first pass is done.
+func (o *managerOptions) tuneRuntime() error {
+	if err := applyMemoryLimit(o.memoryLimit); err != nil {
+		return err
 	}
-	log.Info("Go memory limit", "limit", resource.NewQuantity(limit, resource.BinarySI).String(), "bytes", limit, "source", choice.source)
+	p, source := aggregator.SetGCPercent(o.gcPercent)
+	ctrl.Log.WithName("setup").Info("Go GC percent", "percent", p, "source", source)
+	restore, lowered := aggregator.StartupGCPercent(o.startupGC)
+	if lowered {
+		ctrl.Log.WithName("setup").Info("Go GC percent until the first pass is done", "percent", o.startupGC)
+	}
+	o.cfg.AfterFirstPass = restore
 	return nil
+}
+
+// completeConfig checks the flags that the Config does not take as they are and sets the Config
+// fields they make: the collectors' time budget, pacing, the WDS's and the ITS's client configs,
+// the binding resolution and the webhooks' setup.
+func (o *managerOptions) completeConfig() error {
+	cfg := &o.cfg
+	if o.timeBudget <= 0 {
+		return fmt.Errorf("--collector-time-budget %s: must be positive", o.timeBudget)
+	}
+	switch {
+	case cfg.MaxWriteDelay < 0:
+		return fmt.Errorf("--max-write-delay %s: must not be negative", cfg.MaxWriteDelay)
+	case cfg.MaxWriteDelay == 0:
+		cfg.MaxWriteDelay = aggregator.PacingOff
+	}
+	cfg.CompilerOptions = append(cfg.CompilerOptions, collector.WithTimeBudget(o.timeBudget))
+	if !o.spaces.kubeflex || o.wdsKubeconfig != "" {
+		wds, err := restConfig(o.wdsKubeconfig)
+		if err != nil {
+			return fmt.Errorf("--wds-kubeconfig: %w", err)
+		}
+		cfg.WDS = wds
+	}
+	if o.itsKubeconfig != "" {
+		var err error
+		if cfg.ITSConfig, err = restConfig(o.itsKubeconfig); err != nil {
+			return fmt.Errorf("--its-kubeconfig: %w", err)
+		}
+	}
+	cfg.BindingResolution = aggregator.BindingResolution(o.resolution)
+	if o.webhooksOn {
+		setup, err := o.webhookSetup()
+		if err != nil {
+			return err
+		}
+		cfg.SetupWebhooks = setup
+	}
+	return nil
+}
+
+// webhookSetup returns the function that sets the admission webhooks up on the manager, with
+// certificate files (--webhook-certs files) or statusfold's own rotated ones (builtin).
+func (o *managerOptions) webhookSetup() (func(manager.Manager) error, error) {
+	wopts := webhooks.Options{}
+	switch o.certMode {
+	case "builtin":
+		wopts.BuiltinCerts = &certs.Options{Namespace: o.namespace, CertDir: o.cfg.CertDir, SecretName: o.certSecret,
+			DNSNames:                        certs.ServiceDNSNames(o.webhookSvc, o.namespace),
+			ValidatingWebhookConfigurations: []string{o.validatingCfg},
+			MutatingWebhookConfigurations:   []string{o.mutatingCfg}}
+	case "files":
+	default:
+		return nil, fmt.Errorf("--webhook-certs %q: must be builtin or files", o.certMode)
+	}
+	return func(mgr manager.Manager) error { return webhooks.Setup(mgr, wopts) }, nil
 }
 
 // restConfig loads a kubeconfig file, or the default loading rules ($KUBECONFIG, in-cluster) for "".

@@ -4,10 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
+	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // The manager's Go memory limit (docs/controller.md, "Memory"). The Go runtime collects garbage
@@ -100,4 +104,30 @@ func cgroupMemoryLimit(root fs.FS) (int64, string, error) {
 		return n, "/" + file, nil
 	}
 	return 0, "", nil
+}
+
+// applyMemoryLimit sets the Go runtime's soft memory limit as chooseMemoryLimit decides and logs
+// what was chosen. An invalid --memory-limit is an error; an unreadable cgroup file is logged and
+// the manager runs without a limit.
+func applyMemoryLimit(flag string) error {
+	log := ctrl.Log.WithName("setup")
+	env, envSet := os.LookupEnv("GOMEMLIMIT")
+	choice, err := chooseMemoryLimit(env, envSet, flag, os.DirFS("/"))
+	if err != nil && flag != "" {
+		return err
+	}
+	if err != nil {
+		log.Error(err, "cgroup memory limit not read; no Go memory limit set")
+		return nil
+	}
+	if choice.set {
+		debug.SetMemoryLimit(choice.limit)
+	}
+	limit := debug.SetMemoryLimit(-1) // reads the limit in force
+	if limit == math.MaxInt64 {
+		log.Info("Go memory limit", "limit", "none", "source", choice.source)
+		return nil
+	}
+	log.Info("Go memory limit", "limit", resource.NewQuantity(limit, resource.BinarySI).String(), "bytes", limit, "source", choice.source)
+	return nil
 }

@@ -49,6 +49,7 @@ aggregate (many clusters).`,
 	root.AddCommand(newAggregateCommand(), newPolicyCommand())
 	root.AddCommand(newValidateCommand())
 	root.AddCommand(newEvalCommand())
+	root.AddCommand(newKubeStellarCommand())
 	return root
 }
 

@@ -27,40 +27,42 @@ func runValidateForTest(t *testing.T, o *validateOptions) (stdout, stderr string
 	return out.String(), errOut.String(), code
 }
 
-func TestValidateCommand(t *testing.T) {
-	good := filepath.Join("testdata", "validate", "good.yaml")
-	bad := filepath.Join("testdata", "validate", "bad.yaml")
-	schemas := filepath.Join("..", "..", "webhooks", "check", "testdata")
-	tests := []struct {
-		name       string
-		opts       validateOptions
-		wantOut    string
-		wantErr    string
-		wantStatus int
-	}{
-		{
-			name: "valid, no schemas: no schema warnings",
-			opts: validateOptions{files: []string{good}},
-			wantOut: `statuscollector/ready-count valid (testdata/validate/good.yaml)
+// validateCase is one run of `statusfold validate`: its options, and the stdout, stderr and exit
+// status it must give.
+type validateCase struct {
+	name       string
+	opts       validateOptions
+	wantOut    string
+	wantErr    string
+	wantStatus int
+}
+
+// validateCommandCases are TestValidateCommand's runs: valid objects with and without schemas,
+// invalid objects, and mistakes the CRD schemas catch.
+var validateCommandCases = []validateCase{
+	{
+		name: "valid, no schemas: no schema warnings",
+		opts: validateOptions{files: []string{filepath.Join("testdata", "validate", "good.yaml")}},
+		wantOut: `statuscollector/ready-count valid (testdata/validate/good.yaml)
 bindingpolicy/nginx valid (testdata/validate/good.yaml)
 contentclassifier/jobs.v1.batch valid (testdata/validate/good.yaml)
 `,
-		},
-		{
-			name: "valid with schemas: the webhook's warnings",
-			opts: validateOptions{files: []string{good}, schemas: schemas},
-			wantOut: `statuscollector/ready-count valid (testdata/validate/good.yaml)
+	},
+	{
+		name: "valid with schemas: the webhook's warnings",
+		opts: validateOptions{files: []string{filepath.Join("testdata", "validate", "good.yaml")}, schemas: filepath.Join("..", "..", "webhooks", "check", "testdata")},
+		wantOut: `statuscollector/ready-count valid (testdata/validate/good.yaml)
 bindingpolicy/nginx valid (testdata/validate/good.yaml)
 contentclassifier/jobs.v1.batch valid (testdata/validate/good.yaml)
 `,
-			wantErr: `Warning: collector "ready-count": spec.combinedFields[0].subject: no such field 'avaliableReplicas' in apps/v1 Deployment .status
+		wantErr: `Warning: collector "ready-count": spec.combinedFields[0].subject: no such field 'avaliableReplicas' in apps/v1 Deployment .status
 Warning: spec.dontPropagatePointers[0]: batch/v1 Job has no field "readyy" at "/status", so this pointer matches nothing
 `,
-		},
-		{
-			name: "invalid objects: kubectl-style errors, exit 1",
-			opts: validateOptions{files: []string{bad}},
-			wantErr: `error: testdata/validate/bad.yaml: The StatusCollector "broken" is invalid: 
+	},
+	{
+		name: "invalid objects: kubectl-style errors, exit 1",
+		opts: validateOptions{files: []string{filepath.Join("testdata", "validate", "bad.yaml")}},
+		wantErr: `error: testdata/validate/bad.yaml: The StatusCollector "broken" is invalid: 
 * spec.select: Forbidden: select and combinedFields are mutually exclusive
 * spec.filter: Invalid value: "inventory.nmae == \"x\"": compilation failed: ERROR: <input>:1:10: undefined field 'nmae'
  | inventory.nmae == "x"
@@ -70,16 +72,9 @@ error: testdata/validate/bad.yaml: BindingPolicy in version "v1alpha1" cannot be
 hint: spec.downsync[].statusCollection is the pre-0.26 KubeStellar shape: list the collectors in the clause's statusCollectors (spec.downsync[].statusCollectors)
 error: testdata/validate/bad.yaml: The ContentClassifier "jobs.v1.batch" is invalid: spec.desiredStatePointers[0]: Invalid value: ["status","ready"]: no part of .status can be made desired state
 `,
-			wantStatus: 1,
-		},
-	}
-	tests = append(tests, struct {
-		name       string
-		opts       validateOptions
-		wantOut    string
-		wantErr    string
-		wantStatus int
-	}{
+		wantStatus: 1,
+	},
+	{
 		name: "schema-level mistakes: the apiserver's messages, a hint for a moved field; limit 0 defaulted before the schema's minimum",
 		opts: validateOptions{files: []string{filepath.Join("testdata", "validate", "schema.yaml")}},
 		wantOut: `statuscollector/zero-limit valid (testdata/validate/schema.yaml)
@@ -92,8 +87,11 @@ error: testdata/validate/schema.yaml: BindingPolicy in version "v1alpha1" cannot
 hint: spec.wantSingletonReportedState moved in KubeStellar 0.26: set wantSingletonReportedState on each downsync clause (spec.downsync[].wantSingletonReportedState)
 `,
 		wantStatus: 1,
-	})
-	for _, tt := range tests {
+	},
+}
+
+func TestValidateCommand(t *testing.T) {
+	for _, tt := range validateCommandCases {
 		t.Run(tt.name, func(t *testing.T) {
 			out, errOut, code := runValidateForTest(t, &tt.opts)
 			if diff := cmp.Diff(tt.wantOut, out); diff != "" {

@@ -63,11 +63,23 @@ func BuiltinSources() (map[string]string, error) {
 // Option configures an Engine.
 type Option func(*Engine)
 
-// WithTimeout bounds each Rego evaluation (default 1s).
+// WithTimeout bounds the evaluation of one object: every Rego query it runs, for all its WECs,
+// shares one deadline (default 1s).
 func WithTimeout(d time.Duration) Option { return func(e *Engine) { e.lim.timeout = d } }
 
-// WithMaxOutputBytes bounds the size of a returned status as JSON (default 1 MiB).
+// WithMaxOutputBytes bounds the size of a returned status, and of any rule's value, as JSON
+// (default 1 MiB).
 func WithMaxOutputBytes(n int) Option { return func(e *Engine) { e.lim.maxOutputBytes = n } }
+
+// WithMaxBuiltinBytes bounds what the builtins of one object's evaluation may build in all
+// (default 32 MiB; docs/security.md).
+func WithMaxBuiltinBytes(n int64) Option { return func(e *Engine) { e.lim.maxBuiltinBytes = n } }
+
+// WithMaxConcurrentEvaluations gives the engine its own limit of n Rego evaluations at once,
+// instead of the process-wide one (4) that every engine and admission check shares by default.
+func WithMaxConcurrentEvaluations(n int) Option {
+	return func(e *Engine) { e.lim.slots = make(chan struct{}, max(n, 1)) }
+}
 
 // Engine picks and runs the aggregation module of a kind. It is safe for concurrent use.
 type Engine struct {
@@ -90,7 +102,7 @@ type userPolicy struct {
 // NewEngine compiles the built-in modules once.
 func NewEngine(opts ...Option) (*Engine, error) {
 	e := &Engine{
-		lim:      limits{timeout: defaultTimeout, maxOutputBytes: defaultMaxOutput},
+		lim:      defaultLimits(),
 		builtins: map[schema.GroupKind]*module{},
 		policies: map[string]*userPolicy{},
 		byKind:   map[schema.GroupKind]*module{},
@@ -103,7 +115,7 @@ func NewEngine(opts ...Option) (*Engine, error) {
 		return nil, err
 	}
 	compile := func(file string) (*module, error) {
-		m, err := compileModule("builtin/"+file, srcs[file], e.lim)
+		m, err := compileModule("builtin/"+file, srcs[file], e.lim, nil)
 		if err != nil {
 			return nil, fmt.Errorf("built-in module %s: %w", file, err)
 		}
@@ -197,6 +209,7 @@ func (e *Engine) Returned(gk schema.GroupKind, obj map[string]any, wecs []WEC) (
 		s.reset()
 		e.pool.Put(s)
 	}()
+	defer s.begin()() // one evaluation: the plan, every WEC's rank and the result
 	s.SetObject(obj)
 	s.load(wecs)
 	return s.Result()

@@ -11,8 +11,8 @@ import (
 
 // The apiserver's rules for a Job's .status (k8s.io/kubernetes pkg/apis/batch/validation,
 // validateJobStatus, with the options the batch registry strategy turns on; checked against
-// kube-apiserver v1.37.2), restated here for single objects. The aggregate is written to the WDS
-// object's status subresource, so it must satisfy them whatever the WECs reported.
+// kube-apiserver v1.37.2), restated in this test for single objects. The aggregate is written to
+// the WDS object's status subresource, so it must satisfy them whatever the WECs reported.
 func jobStatusErrors(st map[string]any) []string {
 	conds, _ := st["conditions"].([]any)
 	isTrue := func(typ string) bool {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -19,18 +18,6 @@ const (
 	ruleWECRank  = "wec_rank"
 	ruleFinalize = "finalize"
 )
-
-// compileEvalTimeout bounds the evaluation of a static `combine` when a module is compiled.
-const compileEvalTimeout = 10 * time.Second
-
-// limits bound one evaluation.
-type limits struct {
-	timeout        time.Duration
-	maxOutputBytes int
-	// parent bounds every evaluation as well (nil: none): the admission request's context, so
-	// that validating a policy never outlasts the request.
-	parent context.Context
-}
 
 // module is one compiled aggregation module. It is immutable after compileModule and safe for
 // concurrent use.
@@ -92,8 +79,9 @@ func fromASTErrors(errs ast.Errors) compileErrors {
 
 // compileModule parses and compiles one module with the sandbox capabilities, checks that it
 // defines `combine` or `status`, prepares its queries and evaluates a static `combine`.
-// A bad module yields compileErrors (with Rego line and column) or a planError.
-func compileModule(name, src string, lim limits) (*module, error) {
+// A bad module yields compileErrors (with Rego line and column) or a planError. parent (nil:
+// none) bounds the static evaluation as well; the module keeps lim.
+func compileModule(name, src string, lim limits, parent context.Context) (*module, error) {
 	parsed, err := ast.ParseModuleWithOpts(name, src, ast.ParserOptions{RegoVersion: ast.RegoV1})
 	if err != nil {
 		var astErrs ast.Errors
@@ -136,6 +124,7 @@ func compileModule(name, src string, lim limits) (*module, error) {
 			rego.Query(m.pkg+"."+rule),
 			rego.Capabilities(caps),
 			rego.StrictBuiltinErrors(true),
+			rego.GenerateJSON(boundedJSON(lim.maxOutputBytes)),
 		).PrepareForEval(context.Background())
 		if err != nil {
 			return nil, fmt.Errorf("preparing %s: %w", rule, err)
@@ -156,20 +145,27 @@ func compileModule(name, src string, lim limits) (*module, error) {
 			return nil, err
 		}
 	}
-	// The static evaluation happens once, at compile time, under its own bound: a tight
-	// per-evaluation bound must not make a module fail to compile on a busy machine.
-	atCompile := *m
-	atCompile.lim.timeout = max(m.lim.timeout, compileEvalTimeout)
-	v, ok, err := atCompile.eval(m.combineQ, nil)
-	if err != nil {
-		return nil, fmt.Errorf("evaluating %s without input: %w", ruleCombine, err)
-	}
-	if ok {
-		if m.static, err = parsePlan(v); err != nil {
-			return nil, err
-		}
+	if err := m.evalStatic(parent); err != nil {
+		return nil, err
 	}
 	return m, nil
+}
+
+// evalStatic evaluates `combine` without input, once, at compile time, within compileEvalTimeout
+// and parent (nil: none); when it is defined without input, it is the module's static plan.
+func (m *module) evalStatic(parent context.Context) error {
+	atCompile := m.lim
+	atCompile.timeout, atCompile.parent = compileEvalTimeout, parent
+	ev := newEvaluation(atCompile)
+	v, ok, err := m.eval(ev, m.combineQ, nil)
+	ev.end()
+	if err != nil {
+		return fmt.Errorf("evaluating %s without input: %w", ruleCombine, err)
+	}
+	if ok {
+		m.static, err = parsePlan(v)
+	}
+	return err
 }
 
 // libraryModules are the built-in modules (and the helper package data.statusfold.builtin.health)
@@ -205,7 +201,7 @@ func libraryModules() map[string]*ast.Module {
 
 // planFor returns the combiner plan for obj: the static one, or `combine` evaluated with
 // input.object when it depends on the object.
-func (m *module) planFor(obj map[string]any) (*plan, error) {
+func (m *module) planFor(ev *evaluation, obj map[string]any) (*plan, error) {
 	if m.static != nil {
 		return m.static, nil
 	}
@@ -213,7 +209,7 @@ func (m *module) planFor(obj map[string]any) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, ok, err := m.eval(m.combineQ, in)
+	v, ok, err := m.eval(ev, m.combineQ, in)
 	if err != nil {
 		return nil, err
 	}
@@ -221,35 +217,6 @@ func (m *module) planFor(obj map[string]any) (*plan, error) {
 		return nil, fmt.Errorf("%s: rule %s is undefined for this object", m.name, ruleCombine)
 	}
 	return parsePlan(v)
-}
-
-// eval runs q under the module's time bound and returns the first result, normalised (JSON
-// numbers become int64 or float64).
-func (m *module) eval(q *rego.PreparedEvalQuery, input ast.Value) (any, bool, error) {
-	parent := m.lim.parent
-	if parent == nil {
-		parent = context.Background()
-	}
-	ctx, cancel := context.WithTimeout(parent, m.lim.timeout)
-	defer cancel()
-	var opts []rego.EvalOption
-	if input != nil {
-		opts = append(opts, rego.EvalParsedInput(input))
-	}
-	rs, err := q.Eval(ctx, opts...)
-	if err != nil {
-		if parent.Err() != nil {
-			return nil, false, fmt.Errorf("%s: evaluation stopped: %w", m.name, context.Cause(parent))
-		}
-		if ctx.Err() != nil {
-			return nil, false, fmt.Errorf("%s: evaluation exceeded %s: %w", m.name, m.lim.timeout, err)
-		}
-		return nil, false, fmt.Errorf("%s: %w", m.name, err)
-	}
-	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
-		return nil, false, nil
-	}
-	return NormalizeNumbers(rs[0].Expressions[0].Value), true, nil
 }
 
 // toValue converts a JSON-like Go value to an OPA AST value once, so prepared queries need not.

@@ -10,7 +10,7 @@ type op int
 
 // The combiners. docs/aggregation.md describes each one.
 const (
-	opGeneric    op = iota // the seed documents' generic rules, recursively
+	opGeneric    op = iota // the generic rules of docs/aggregation.md, recursively
 	opDrop                 // leave the field out
 	opMin                  // smallest number among the WECs that report one
 	opMax                  // largest number among the WECs that report one

@@ -1,47 +1,72 @@
 package aggregation
 
 import (
-	"strings"
-
 	"github.com/open-policy-agent/opa/v1/ast"
 )
 
-// deniedBuiltins are the builtins that reach outside the module's input: network, clock,
-// randomness, the environment, files. Every builtin whose name starts with one of these is removed
-// (so crypto.x509.parse_and_verify_certificates_with_options goes with its sibling).
-var deniedBuiltins = []string{
-	"http.send",    // network
-	"net.",         // DNS lookups (and the pure CIDR helpers with them)
-	"time.now_ns",  // clock
-	"opa.runtime",  // environment, configuration
-	"rand.intn",    // randomness
-	"uuid.rfc4122", // randomness
-	"crypto.x509.parse_and_verify_certificates", // verifies against the clock
-	"io.jwt.decode_verify",                      // verifies against the clock
-	"providers.aws.sign_req",                    // signs with the clock
-	"json.match_schema",                         // schema $ref can read files (file://) or fetch URLs
-	"json.verify_schema",                        // same loader
-	"print",                                     // output outside the result
-	"trace",                                     // output outside the result
+// BuiltinFamily is a group of OPA builtins that aggregation modules may call, with the reason the
+// group is in the sandbox.
+type BuiltinFamily struct {
+	Name     string
+	Reason   string
+	Builtins []string
 }
 
-func denied(name string) bool {
-	for _, d := range deniedBuiltins {
-		if strings.HasPrefix(name, d) {
-			return true
+// AllowedBuiltins is the sandbox: the only builtins aggregation modules (built-in and user) are
+// compiled with. Each is pure (no network, clock, randomness, files or environment) and costs time
+// and memory in proportion to its input, or the engine wraps it with a bound (bounds.go). Every
+// other builtin of OPA — present or future — is out: a module that calls one does not compile.
+var AllowedBuiltins = []BuiltinFamily{
+	{"rego", "the language itself: assignment, unification, `in`", []string{
+		"assign", "eq", "internal.member_2", "internal.member_3"}},
+	{"comparison", "ordering counts, phases and times", []string{
+		"equal", "neq", "lt", "lte", "gt", "gte"}},
+	{"arithmetic", "combining counts; operands of at most 100 characters with an exponent within ±400, so results stay small", []string{
+		"plus", "minus", "mul", "div", "rem", "abs", "round", "ceil", "floor"}},
+	{"numbers", "iterating over index ranges; at most 100,000 numbers per range, charged to the evaluation's budget", []string{
+		"numbers.range", "numbers.range_step", "to_number", "format_int"}},
+	{"aggregates", "min, max, sums and counts over WECs", []string{
+		"count", "sum", "product", "max", "min", "sort"}},
+	{"types", "checking what a WEC reported before combining it", []string{
+		"is_number", "is_string", "is_boolean", "is_array", "is_set", "is_object", "is_null", "type_name"}},
+	{"arrays", "lists of conditions and ingress entries", []string{
+		"array.concat", "array.slice", "array.reverse"}},
+	{"sets", "unions and intersections of WEC sets", []string{
+		"and", "or", "intersection", "union"}},
+	{"objects", "per-field combiners, merging module rules", []string{
+		"object.get", "object.keys", "object.remove", "object.filter", "object.union", "object.union_n"}},
+	{"strings", "reasons, messages, revisions; output sizes checked before the string is built (no templates: strings.render_template is out)", []string{
+		"concat", "contains", "startswith", "endswith", "indexof", "lower", "upper", "replace", "split", "sprintf",
+		"strings.count", "strings.any_prefix_match", "strings.any_suffix_match", "strings.reverse", "substring",
+		"trim", "trim_left", "trim_prefix", "trim_right", "trim_suffix", "trim_space"}},
+	{"regex", "matching reasons and names; Go's RE2 is linear in the input, outputs are charged", []string{
+		"regex.match", "regex.is_valid", "regex.split", "regex.find_n"}},
+	{"json", "encoding and decoding values; sizes checked before the work is done", []string{
+		"json.marshal", "json.unmarshal", "json.is_valid", "yaml.marshal"}},
+	{"time", "comparing RFC 3339 timestamps (lastTransitionTime); no clock", []string{
+		"time.parse_rfc3339_ns", "time.parse_duration_ns"}},
+	{"walk", "visiting nested status documents; every path is charged", []string{
+		"walk"}},
+}
+
+// allowed is AllowedBuiltins by name.
+var allowed = func() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range AllowedBuiltins {
+		for _, b := range f.Builtins {
+			m[b] = true
 		}
 	}
-	return false
-}
+	return m
+}()
 
 // SandboxCapabilities returns the OPA capabilities aggregation modules are compiled with: this OPA
-// version's builtins without those that reach the network, the clock, randomness or the
-// environment, and no allowed hosts.
+// version's builtins restricted to AllowedBuiltins, and no allowed hosts.
 func SandboxCapabilities() *ast.Capabilities {
 	c := ast.CapabilitiesForThisVersion()
 	kept := c.Builtins[:0:0]
 	for _, b := range c.Builtins {
-		if !denied(b.Name) {
+		if allowed[b.Name] {
 			kept = append(kept, b)
 		}
 	}

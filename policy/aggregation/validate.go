@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -23,16 +22,23 @@ func ValidatePolicy(p *policyv1alpha1.AggregationPolicy) field.ErrorList {
 // (the admission request's deadline), as well as at its own time bound; examples not run by then
 // are reported. Rego errors carry the module's line and column.
 func ValidatePolicyContext(ctx context.Context, p *policyv1alpha1.AggregationPolicy) field.ErrorList {
-	_, errs := validatePolicy(p, limits{timeout: defaultTimeout, maxOutputBytes: defaultMaxOutput, parent: ctx})
+	lim := defaultLimits()
+	lim.parent = ctx
+	_, errs := validatePolicy(p, lim)
 	return errs
 }
 
-const (
-	defaultTimeout   = time.Second
-	defaultMaxOutput = 1 << 20
-)
-
+// validatePolicy checks a user policy within admissionTimeout (and lim.parent, when set): the
+// same check at admission, in the CLI and in the controller.
 func validatePolicy(p *policyv1alpha1.AggregationPolicy, lim limits) (*module, field.ErrorList) {
+	parent := lim.parent
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithTimeoutCause(parent, admissionTimeout,
+		fmt.Errorf("compiling the policy and running its examples took more than %s", admissionTimeout))
+	defer cancel()
+	lim.parent = ctx
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	if p.Spec.Target.Kind == "" {
@@ -42,7 +48,10 @@ func validatePolicy(p *policyv1alpha1.AggregationPolicy, lim limits) (*module, f
 	if p.Spec.Rego == "" {
 		return nil, append(errs, field.Required(regoPath, "a Rego module defining `combine` or `status`"))
 	}
-	mod, err := compileModule("AggregationPolicy/"+p.Name, p.Spec.Rego, lim)
+	// Compiled modules keep the limits without the admission check's context.
+	modLim := lim
+	modLim.parent = nil
+	mod, err := compileModule("AggregationPolicy/"+p.Name, p.Spec.Rego, modLim, ctx)
 	if err != nil {
 		if ces, ok := err.(compileErrors); ok {
 			for _, ce := range ces {

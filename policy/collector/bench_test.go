@@ -119,7 +119,7 @@ func BenchmarkFullSelect(b *testing.B) {
 }
 
 // BenchmarkSelectStatus selects each WEC's whole reported status, an Object cell per row (the
-// seed docs' full-status collector), for 1,000 WECs.
+// full-status collector of KubeStellar's "Combined Status from WECs" docs), for 1,000 WECs.
 func BenchmarkSelectStatus(b *testing.B) {
 	const n = 1000
 	c := newTestCompiler(b)

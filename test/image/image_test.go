@@ -73,6 +73,35 @@ func TestMakeImage(t *testing.T) {
 	t.Logf("make image: %s", time.Since(start).Round(time.Second))
 
 	layoutDir := filepath.Join(out, "oci")
+	m := checkLayout(t, layoutDir, version)
+	root := t.TempDir()
+	var size int64
+	for _, l := range m.Layers {
+		size += l.Size
+		unpack(t, blobPath(t, layoutDir, l), root)
+	}
+	t.Logf("image: %d layer(s), %.1f MB compressed", len(m.Layers), float64(size)/1e6)
+	checkRootFS(t, root, version)
+
+	// The `docker load` tarball names the same config.
+	var dockerManifest []struct {
+		Config   string
+		RepoTags []string
+	}
+	tarConfig := readTarFile(t, filepath.Join(out, "statusfold.tar"), "manifest.json")
+	if err := json.Unmarshal(tarConfig, &dockerManifest); err != nil || len(dockerManifest) != 1 {
+		t.Fatalf("statusfold.tar manifest.json: %v %s", err, tarConfig)
+	}
+	if want := strings.TrimPrefix(m.Config.Digest, "sha256:"); !strings.Contains(dockerManifest[0].Config, want) || len(dockerManifest[0].RepoTags) != 1 {
+		t.Errorf("statusfold.tar: config %s tags %v, want config %s and one tag", dockerManifest[0].Config, dockerManifest[0].RepoTags, want)
+	}
+}
+
+// checkLayout checks the OCI layout in layoutDir — one manifest, named; OCI media types; a config
+// for linux on this architecture that runs /statusfold manager as 65532:65532 with OCI labels of
+// version — and returns its manifest.
+func checkLayout(t *testing.T, layoutDir, version string) manifest {
+	t.Helper()
 	var idx index
 	readJSON(t, filepath.Join(layoutDir, "index.json"), &idx)
 	if len(idx.Manifests) != 1 {
@@ -110,15 +139,13 @@ func TestMakeImage(t *testing.T) {
 			t.Errorf("label %s missing", k)
 		}
 	}
+	return m
+}
 
-	root := t.TempDir()
-	var size int64
-	for _, l := range m.Layers {
-		size += l.Size
-		unpack(t, blobPath(t, layoutDir, l), root)
-	}
-	t.Logf("image: %d layer(s), %.1f MB compressed", len(m.Layers), float64(size)/1e6)
-
+// checkRootFS checks the unpacked image in root: a static /statusfold that prints version,
+// passwd and group entries for 65532, a CA bundle and a sticky, world-writable /tmp.
+func checkRootFS(t *testing.T, root, version string) {
+	t.Helper()
 	bin := filepath.Join(root, "statusfold")
 	f, err := elf.Open(bin)
 	if err != nil {
@@ -149,19 +176,6 @@ func TestMakeImage(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(root, "tmp")); err != nil || fi.Mode()&os.ModeSticky == 0 || fi.Mode().Perm() != 0o777 {
 		t.Errorf("/tmp: want a world-writable sticky folder, got %v %v", fi, err)
-	}
-
-	// The `docker load` tarball names the same config.
-	var dockerManifest []struct {
-		Config   string
-		RepoTags []string
-	}
-	tarConfig := readTarFile(t, filepath.Join(out, "statusfold.tar"), "manifest.json")
-	if err := json.Unmarshal(tarConfig, &dockerManifest); err != nil || len(dockerManifest) != 1 {
-		t.Fatalf("statusfold.tar manifest.json: %v %s", err, tarConfig)
-	}
-	if want := strings.TrimPrefix(m.Config.Digest, "sha256:"); !strings.Contains(dockerManifest[0].Config, want) || len(dockerManifest[0].RepoTags) != 1 {
-		t.Errorf("statusfold.tar: config %s tags %v, want config %s and one tag", dockerManifest[0].Config, dockerManifest[0].RepoTags, want)
 	}
 }
 

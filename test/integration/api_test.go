@@ -19,8 +19,9 @@ import (
 	"github.com/statusfold/statusfold/test/framework"
 )
 
-// seedDocs reads every YAML document of the API's testdata (the seed examples).
-func seedDocs(t *testing.T) []*unstructured.Unstructured {
+// apiExamples reads every YAML document of the API's testdata: the examples of KubeStellar's
+// docs and objects as KubeStellar writes them.
+func apiExamples(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(framework.RepoRoot(), "api", "control", "v1alpha1", "testdata", "*.yaml"))
 	if err != nil || len(files) == 0 {
@@ -49,12 +50,12 @@ func seedDocs(t *testing.T) []*unstructured.Unstructured {
 	return out
 }
 
-// TestSeedExamplesRoundTrip creates every seed example with strict field validation (an unknown
+// TestAPIExamplesRoundTrip creates every example of the API's testdata with strict field validation (an unknown
 // field fails the create) and checks that what is read back holds the same content.
-func TestSeedExamplesRoundTrip(t *testing.T) {
+func TestAPIExamplesRoundTrip(t *testing.T) {
 	cp := framework.RunControlPlane(t)
 	ctx := context.Background()
-	for _, u := range seedDocs(t) {
+	for _, u := range apiExamples(t) {
 		t.Run(u.GetKind()+"/"+u.GetName(), func(t *testing.T) {
 			gvk := u.GroupVersionKind()
 			mapping, err := cp.RESTMapper.RESTMapping(gvk.GroupKind(), gvk.Version)
@@ -115,91 +116,11 @@ func TestSeedExamplesRoundTrip(t *testing.T) {
 	}
 }
 
-// TestSchemaRejects checks what the CRD schemas refuse by themselves.
+// TestSchemaRejects checks what the CRD schemas refuse by themselves (schemaRejected).
 func TestSchemaRejects(t *testing.T) {
 	cp := framework.RunControlPlane(t)
 	ctx := context.Background()
-	cases := []struct {
-		name string
-		yaml string
-		want []string
-	}{
-		{"bad aggregator type", `
-apiVersion: control.kubestellar.io/v1alpha1
-kind: StatusCollector
-metadata: {name: bad-type}
-spec:
-  combinedFields: [{name: n, type: MEDIAN, subject: returned.status.replicas}]
-`, []string{`spec.combinedFields[0].type`, `Unsupported value: "MEDIAN"`}},
-		{"limit 0", `
-apiVersion: control.kubestellar.io/v1alpha1
-kind: StatusCollector
-metadata: {name: limit-zero}
-spec:
-  combinedFields: [{name: n, type: COUNT}]
-  limit: 0
-`, []string{`spec.limit`, `should be greater than or equal to 1`}},
-		{"missing column name", `
-apiVersion: control.kubestellar.io/v1alpha1
-kind: StatusCollector
-metadata: {name: no-name}
-spec:
-  select: [{def: inventory.name}]
-`, []string{`spec.select[0].name`, `Required value`}},
-		{"missing aggregator name", `
-apiVersion: control.kubestellar.io/v1alpha1
-kind: StatusCollector
-metadata: {name: no-agg-name}
-spec:
-  combinedFields: [{type: COUNT}]
-`, []string{`spec.combinedFields[0].name`, `Required value`}},
-		{"unknown field (pre-0.26 statusCollection shape)", `
-apiVersion: control.kubestellar.io/v1alpha1
-kind: BindingPolicy
-metadata: {name: old-shape}
-spec:
-  downsync:
-  - resources: ["*"]
-    statusCollection: {statusCollectors: [count-wecs]}
-`, []string{`unknown field "spec.downsync[0].statusCollection"`}},
-		{"bad value type", `
-apiVersion: control.kubestellar.io/v1alpha1
-kind: CombinedStatus
-metadata: {name: bad-value, namespace: default}
-results:
-- name: c
-  columnNames: [x]
-  rows: [{columns: [{type: Integer, float: "1"}]}]
-`, []string{`results[0].rows[0].columns[0].type`, `Unsupported value: "Integer"`}},
-		{"row errors in the earlier form", `
-apiVersion: control.kubestellar.io/v1alpha1
-kind: CombinedStatus
-metadata: {name: old-errors, namespace: default}
-results:
-- name: c
-  columnNames: [x]
-  errors: [{wec: cluster1, columnName: x, error: e}]
-`, []string{`unknown field "results[0].errors"`}},
-		{"a row error's WEC is a destination", `
-apiVersion: control.kubestellar.io/v1alpha1
-kind: CombinedStatus
-metadata: {name: old-wec, namespace: default}
-results:
-- name: c
-  columnNames: [x]
-  rowErrors: [{wec: cluster1, columnName: x, error: e}]
-`, []string{`results[0].rowErrors[0].wec`, `must be of type object`}},
-		{"bad condition status", `
-apiVersion: control.kubestellar.io/v1alpha1
-kind: WorkStatus
-metadata: {name: ws, namespace: default}
-spec:
-  sourceRef: {group: apps, namespace: default}
-statusDetails:
-  lastGeneration: "one"
-`, []string{`statusDetails.lastGeneration`, `Invalid value`}},
-	}
-	for _, tc := range cases {
+	for _, tc := range schemaRejected {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, err := cp.Kubectl(ctx, []byte(tc.yaml), "create", "--validate=strict", "-f", "-")
 			if err == nil {
@@ -212,6 +133,89 @@ statusDetails:
 			}
 		})
 	}
+}
+
+// schemaRejected are objects that the CRD schemas refuse: want lists what kubectl's error must
+// contain.
+var schemaRejected = []struct {
+	name string
+	yaml string
+	want []string
+}{
+	{"bad aggregator type", `
+apiVersion: control.kubestellar.io/v1alpha1
+kind: StatusCollector
+metadata: {name: bad-type}
+spec:
+  combinedFields: [{name: n, type: MEDIAN, subject: returned.status.replicas}]
+`, []string{`spec.combinedFields[0].type`, `Unsupported value: "MEDIAN"`}},
+	{"limit 0", `
+apiVersion: control.kubestellar.io/v1alpha1
+kind: StatusCollector
+metadata: {name: limit-zero}
+spec:
+  combinedFields: [{name: n, type: COUNT}]
+  limit: 0
+`, []string{`spec.limit`, `should be greater than or equal to 1`}},
+	{"missing column name", `
+apiVersion: control.kubestellar.io/v1alpha1
+kind: StatusCollector
+metadata: {name: no-name}
+spec:
+  select: [{def: inventory.name}]
+`, []string{`spec.select[0].name`, `Required value`}},
+	{"missing aggregator name", `
+apiVersion: control.kubestellar.io/v1alpha1
+kind: StatusCollector
+metadata: {name: no-agg-name}
+spec:
+  combinedFields: [{type: COUNT}]
+`, []string{`spec.combinedFields[0].name`, `Required value`}},
+	{"unknown field (pre-0.26 statusCollection shape)", `
+apiVersion: control.kubestellar.io/v1alpha1
+kind: BindingPolicy
+metadata: {name: old-shape}
+spec:
+  downsync:
+  - resources: ["*"]
+    statusCollection: {statusCollectors: [count-wecs]}
+`, []string{`unknown field "spec.downsync[0].statusCollection"`}},
+	{"bad value type", `
+apiVersion: control.kubestellar.io/v1alpha1
+kind: CombinedStatus
+metadata: {name: bad-value, namespace: default}
+results:
+- name: c
+  columnNames: [x]
+  rows: [{columns: [{type: Integer, float: "1"}]}]
+`, []string{`results[0].rows[0].columns[0].type`, `Unsupported value: "Integer"`}},
+	{"row errors in the earlier form", `
+apiVersion: control.kubestellar.io/v1alpha1
+kind: CombinedStatus
+metadata: {name: old-errors, namespace: default}
+results:
+- name: c
+  columnNames: [x]
+  errors: [{wec: cluster1, columnName: x, error: e}]
+`, []string{`unknown field "results[0].errors"`}},
+	{"a row error's WEC is a destination", `
+apiVersion: control.kubestellar.io/v1alpha1
+kind: CombinedStatus
+metadata: {name: old-wec, namespace: default}
+results:
+- name: c
+  columnNames: [x]
+  rowErrors: [{wec: cluster1, columnName: x, error: e}]
+`, []string{`results[0].rowErrors[0].wec`, `must be of type object`}},
+	{"bad condition status", `
+apiVersion: control.kubestellar.io/v1alpha1
+kind: WorkStatus
+metadata: {name: ws, namespace: default}
+spec:
+  sourceRef: {group: apps, namespace: default}
+statusDetails:
+  lastGeneration: "one"
+`, []string{`statusDetails.lastGeneration`, `Invalid value`}},
 }
 
 // TestKubectlExplain checks that the field docs reach `kubectl explain`.

@@ -261,9 +261,10 @@ func median(xs []float64) float64 {
 }
 
 // TestSpeed measures KubeStellar's evaluation code against statusfold's engine on the same rows and
-// collector. One Go build cannot hold both cel-go versions (v0.22 here, v0.30 in statusfold), so
-// it builds policy/collector's test binary and runs the two benchmark binaries alternately, five
-// rounds, each with GOMAXPROCS=1 (-kscompat.gomaxprocs), and reports medians and their ratios.
+// collector. One Go build cannot hold both cel-go versions (v0.22 in this module, v0.30 in
+// statusfold), so it builds policy/collector's test binary and runs the two benchmark binaries
+// alternately, five repetitions, each with GOMAXPROCS=1 (-kscompat.gomaxprocs), and reports
+// medians and their ratios.
 func TestSpeed(t *testing.T) {
 	if !*speedFlag {
 		t.Skip("benchmark: run with -kscompat.speed (make kscompat-speed)")
@@ -279,9 +280,9 @@ func TestSpeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	wd, _ := os.Getwd()
-	const rounds = 5
+	const repetitions = 5
 	ks, sf := map[string][]float64{}, map[string][]float64{}
-	for range rounds {
+	for range repetitions {
 		for k, v := range runBench(t, self, wd, "BenchmarkKubeStellarEval", 3) {
 			ks[k] = append(ks[k], v)
 		}
@@ -291,7 +292,7 @@ func TestSpeed(t *testing.T) {
 	}
 	ms := func(ns float64) string { return fmt.Sprintf("%.3f ms", ns/1e6) }
 	var b strings.Builder
-	fmt.Fprintf(&b, "medians of %d alternating rounds, GOMAXPROCS=%d\n", rounds, *speedGOMAXPROCS)
+	fmt.Fprintf(&b, "medians of %d alternating repetitions, GOMAXPROCS=%d\n", repetitions, *speedGOMAXPROCS)
 	fmt.Fprintf(&b, "| case | KubeStellar v0.30.0 | statusfold | ratio |\n|---|---|---|---|\n")
 	for _, k := range []string{"full/wecs=1000", "full/wecs=10000", "update/wecs=10000"} {
 		kv, sv := median(ks[k]), median(sf[k])

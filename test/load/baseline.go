@@ -96,19 +96,17 @@ func RunBaseline(ctx context.Context, f *Fixture, cfg *rest.Config, bc BaselineC
 		logf = func(string, ...any) {}
 	}
 	ws := f.dyn.Resource(WorkStatusGVR)
-	w := f.writer
-	res := &BaselineResult{Writers: w.workers}
-	pick := newPicker(f, bc.Seed)
+	res := &BaselineResult{Writers: f.writer.workers}
+	b := &baselineRun{f: f, bc: bc, pick: newPicker(f, bc.Seed), obs: newObserver(f.writer), logf: logf}
 
 	list, err := ws.List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		return nil, err
 	}
-	obs := newObserver(w)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	watchDone := make(chan error, 1)
-	go func() { watchDone <- obs.watch(watchCtx, ws, list.GetResourceVersion()) }()
+	go func() { watchDone <- b.obs.watch(watchCtx, ws, list.GetResourceVersion()) }()
 
 	// Idle: what the apiserver spends with nothing to do, which a per-write CPU figure
 	// includes, spread over the writes.
@@ -123,59 +121,12 @@ func RunBaseline(ctx context.Context, f *Fixture, cfg *rest.Config, bc BaselineC
 	}
 	logf("baseline: apiserver idle CPU %.3f s per s", res.IdleCPUPerSec)
 
-	// Maximum rate: every writer writes as fast as it can.
-	first := w.next.Load() + 1
-	var rtts []time.Duration
-	var mu sync.Mutex
-	cpu = startCPU(bc.APIServerPID)
-	start := time.Now()
-	err = w.until(ctx, start.Add(bc.MaxRateFor), func(ctx context.Context) error {
-		i, j, ready := pick()
-		t0 := time.Now()
-		if _, _, err := f.Write(ctx, i, j, ready); err != nil {
-			return err
-		}
-		mu.Lock()
-		rtts = append(rtts, time.Since(t0))
-		mu.Unlock()
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("max rate: %w", err)
+	if err := b.maxRate(ctx, &res.MaxRate); err != nil {
+		return nil, err
 	}
-	stopped := time.Now()
-	last := w.next.Load()
-	mr := &res.MaxRate
-	mr.Duration = stopped.Sub(start)
-	mr.Writes = len(rtts)
-	mr.RatePerSec = float64(len(rtts)) / mr.Duration.Seconds()
-	mr.RTT = Summarize(rtts)
-	mr.WriteToWatch = obs.await(ctx, first, last, 30*time.Second)
-	mr.Drain = max(obs.lastSeen(first, last).Sub(stopped), 0)
-	mr.APIServerCPUPerWrite = cpu.per(mr.Writes)
-	logf("baseline: max write rate %.0f/s with %d writers; RTT %s; write→watch %s; drain %s; apiserver CPU %s per write",
-		mr.RatePerSec, w.workers, mr.RTT, mr.WriteToWatch, mr.Drain, mr.APIServerCPUPerWrite)
-
-	// L1: a paced rate, well below saturation.
-	l1 := &res.L1
-	l1.RatePerSec = bc.L1Rate
-	if l1.RatePerSec <= 0 {
-		l1.RatePerSec = bc.L1Fraction * mr.RatePerSec
+	if err := b.paced(ctx, &res.L1, res.MaxRate.RatePerSec); err != nil {
+		return nil, err
 	}
-	l1.Writes = bc.L1Writes
-	first = w.next.Load() + 1
-	cpu = startCPU(bc.APIServerPID)
-	err = w.paced(ctx, l1.Writes, l1.RatePerSec, func(ctx context.Context, _ int) error {
-		i, j, ready := pick()
-		_, _, err := f.Write(ctx, i, j, ready)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("paced writes: %w", err)
-	}
-	l1.WriteToWatch = obs.await(ctx, first, w.next.Load(), 30*time.Second)
-	l1.APIServerCPUPerWrite = cpu.per(l1.Writes)
-	logf("baseline: at %.0f writes/s, write→watch %s; apiserver CPU %s per write", l1.RatePerSec, l1.WriteToWatch, l1.APIServerCPUPerWrite)
 	stopWatch()
 	if err := <-watchDone; err != nil && ctx.Err() == nil {
 		return nil, err
@@ -188,6 +139,77 @@ func RunBaseline(ctx context.Context, f *Fixture, cfg *rest.Config, bc BaselineC
 	logf("baseline: listing %d WorkStatuses (%d per page) took %s; %.0f bytes of JSON each",
 		res.List.Objects, res.List.PageSize, res.List.Took.Round(time.Millisecond), res.List.BytesPerObject)
 	return res, nil
+}
+
+// baselineRun is what RunBaseline's phases share: the fixture and its writers, the pick of the
+// next update, and the observer of the WorkStatus watch.
+type baselineRun struct {
+	f    *Fixture
+	bc   BaselineConfig
+	pick func() (int, int, int64)
+	obs  *observer
+	logf func(string, ...any)
+}
+
+// maxRate has every writer write as fast as it can for bc.MaxRateFor, and fills mr.
+func (b *baselineRun) maxRate(ctx context.Context, mr *MaxRatePhase) error {
+	w := b.f.writer
+	first := w.next.Load() + 1
+	var rtts []time.Duration
+	var mu sync.Mutex
+	cpu := startCPU(b.bc.APIServerPID)
+	start := time.Now()
+	err := w.until(ctx, start.Add(b.bc.MaxRateFor), func(ctx context.Context) error {
+		i, j, ready := b.pick()
+		t0 := time.Now()
+		if _, _, err := b.f.Write(ctx, i, j, ready); err != nil {
+			return err
+		}
+		mu.Lock()
+		rtts = append(rtts, time.Since(t0))
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("max rate: %w", err)
+	}
+	stopped := time.Now()
+	last := w.next.Load()
+	mr.Duration = stopped.Sub(start)
+	mr.Writes = len(rtts)
+	mr.RatePerSec = float64(len(rtts)) / mr.Duration.Seconds()
+	mr.RTT = Summarize(rtts)
+	mr.WriteToWatch = b.obs.await(ctx, first, last, 30*time.Second)
+	mr.Drain = max(b.obs.lastSeen(first, last).Sub(stopped), 0)
+	mr.APIServerCPUPerWrite = cpu.per(mr.Writes)
+	b.logf("baseline: max write rate %.0f/s with %d writers; RTT %s; write→watch %s; drain %s; apiserver CPU %s per write",
+		mr.RatePerSec, w.workers, mr.RTT, mr.WriteToWatch, mr.Drain, mr.APIServerCPUPerWrite)
+	return nil
+}
+
+// paced writes bc.L1Writes at a paced rate well below saturation (bc.L1Rate, else bc.L1Fraction
+// of maxRate), and fills l1.
+func (b *baselineRun) paced(ctx context.Context, l1 *PacedPhase, maxRate float64) error {
+	w := b.f.writer
+	l1.RatePerSec = b.bc.L1Rate
+	if l1.RatePerSec <= 0 {
+		l1.RatePerSec = b.bc.L1Fraction * maxRate
+	}
+	l1.Writes = b.bc.L1Writes
+	first := w.next.Load() + 1
+	cpu := startCPU(b.bc.APIServerPID)
+	err := w.paced(ctx, l1.Writes, l1.RatePerSec, func(ctx context.Context, _ int) error {
+		i, j, ready := b.pick()
+		_, _, err := b.f.Write(ctx, i, j, ready)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("paced writes: %w", err)
+	}
+	l1.WriteToWatch = b.obs.await(ctx, first, w.next.Load(), 30*time.Second)
+	l1.APIServerCPUPerWrite = cpu.per(l1.Writes)
+	b.logf("baseline: at %.0f writes/s, write→watch %s; apiserver CPU %s per write", l1.RatePerSec, l1.WriteToWatch, l1.APIServerCPUPerWrite)
+	return nil
 }
 
 // listAll lists every WorkStatus in pages, as raw JSON, and times it.

@@ -17,7 +17,7 @@ var flagListCost = flag.Int("load.list-cost", 0, "run TestListCost with this man
 // of 100) — with the response compressed (client-go's default: it asks for
 // gzip, and the apiserver compresses every response over 128 KB) and uncompressed
 // (rest.Config.DisableCompression): the time to list them all, and the apiserver's CPU time;
-// three rounds, alternating, medians. Run with
+// three repetitions, alternating, medians. Run with
 // `go test ./test/load -run TestListCost -v -args -load.list-cost=20000`.
 func TestListCost(t *testing.T) {
 	n := *flagListCost

@@ -76,9 +76,9 @@ type Config struct {
 	ProfileDir, ReportPath string
 }
 
-// TestLoad measures issue 15's targets (L1, L2, L3) against the same run's baseline and prints
-// them; it fails only when the measurement itself is broken (a figure missing), not on a missed
-// target. Run by `make load`.
+// TestLoad measures the targets of docs/performance.md's verdict table (L1, L2, L3) against the
+// same run's baseline and prints them; it fails only when the measurement itself is broken (a
+// figure missing), not on a missed target. Run by `make load`.
 func TestLoad(t *testing.T) {
 	if !*flagMeasure {
 		t.Skip("the load measurement runs with -args -load.measure (make load)")
@@ -130,20 +130,7 @@ func runLoad(t *testing.T, c Config) *Report {
 	defer cancel()
 	began := time.Now()
 	fx := &Fixture{WECs: c.WECs, Objects: c.Objects, MultiEvery: c.MultiEvery, Workers: c.Writers, Logf: t.Logf}
-	rep := &Report{
-		Started: began.UTC(),
-		Machine: Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version()},
-		Size: Size{
-			WECs: c.WECs, Objects: c.Objects, WorkStatuses: c.WECs * c.Objects, Writers: c.Writers,
-			L1Updates: c.L1Updates, L1Fraction: c.L1Fraction, L2For: c.L2For, Window: c.Window,
-		},
-		Manager: ManagerFlags{CoalesceDelay: c.CoalesceDelay, MaxWriteDelay: c.MaxWriteDelay, Workers: c.ManagerWorkers, GCPercent: c.GCPercent, StartupGCPercent: c.StartupGCPercent},
-	}
-	for j := range c.Objects {
-		if fx.IsMulti(j) {
-			rep.Size.MultiWECObjects++
-		}
-	}
+	rep := newReport(c, fx, began)
 	profDir := c.ProfileDir
 	if profDir == "" {
 		profDir = t.TempDir()
@@ -151,82 +138,23 @@ func runLoad(t *testing.T, c Config) *Report {
 	if err := os.MkdirAll(profDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var cpOpts []framework.Option
-	if c.APIServerProfile {
-		cpOpts = append(cpOpts, framework.WithAPIServerFlag("profiling", "true"))
-	}
-	if !c.ConsistencyChecks {
-		// Every 5–7.5 minutes the apiserver lists every object of each cached resource from etcd
-		// to compare it with its watch cache; at 100,000 WorkStatuses that allocates ≈6 GB in ≈20 s
-		// and slows every request meanwhile, in whichever phase (baseline or statusfold's) it
-		// lands. It is not the load under test, so it is off unless asked for.
-		cpOpts = append(cpOpts, framework.WithAPIServerFlag("feature-gates", "DetectCacheInconsistency=false"))
-		rep.Notes = append(rep.Notes, "the apiserver's watch-cache consistency check was off (-load.apiserver-consistency-checks turns it on)")
-	}
-	var gcTrace *os.File
-	if c.APIServerGCTrace {
-		var err error
-		if gcTrace, err = os.Create(filepath.Join(profDir, "apiserver-stderr.log")); err != nil {
-			t.Fatal(err)
-		}
-		defer gcTrace.Close()
-		cpOpts = append(cpOpts, framework.WithAPIServerGCTrace(gcTrace))
-	}
-	cp := framework.RunControlPlane(t, cpOpts...)
-	apiserverPID := 0
-	if u, err := url.Parse(cp.Config.Host); err == nil {
-		apiserverPID = FindAPIServer(u.Port())
-	}
-	if gcTrace != nil {
-		started, err := ProcStart(apiserverPID)
-		if err != nil {
-			t.Fatalf("apiserver gctrace: the apiserver's start time: %v", err)
-		}
-		defer writeAPIServerGC(t, gcTrace.Name(), started, filepath.Join(profDir, "apiserver-gc.tsv"))
-	}
-	etcdPID := FindEtcd(apiserverPID)
-	if apiserverPID == 0 {
-		rep.Notes = append(rep.Notes, "kube-apiserver process not found: its CPU time is not measured")
-	}
+	lcp := startLoadControlPlane(t, c, profDir, rep)
+	defer lcp.finish()
 
 	var err error
-	if rep.Populate, err = fx.Setup(ctx, cp.Config); err != nil {
+	if rep.Populate, err = fx.Setup(ctx, lcp.cp.Config); err != nil {
 		t.Fatalf("fixture: %v", err)
 	}
-	base, err := RunBaseline(ctx, fx, cp.Config, BaselineConfig{
+	base, err := RunBaseline(ctx, fx, lcp.cp.Config, BaselineConfig{
 		IdleFor: c.IdleFor, MaxRateFor: c.MaxRateFor, L1Writes: c.L1Updates, L1Rate: c.L1Rate, L1Fraction: c.L1Fraction,
-		ListPageSize: 1000, APIServerPID: apiserverPID, Seed: 2, Logf: t.Logf,
+		ListPageSize: 1000, APIServerPID: lcp.apiserverPID, Seed: 2, Logf: t.Logf,
 	})
 	if err != nil {
 		t.Fatalf("baseline: %v", err)
 	}
 	rep.Baseline = base
 	checkBaseline(t, base)
-
-	logFile, err := os.Create(filepath.Join(profDir, "manager.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close()
-	mgr, err := StartManager(ctx, ManagerOptions{Kubeconfig: cp.Kubeconfig, CoalesceDelay: c.CoalesceDelay, MaxWriteDelay: c.MaxWriteDelay, Workers: c.ManagerWorkers, GCPercent: c.GCPercent, StartupGCPercent: c.StartupGCPercent, Log: logFile})
-	if err != nil {
-		t.Fatalf("manager: %v", err)
-	}
-	defer mgr.Stop()
-	var apiProfile *rest.Config
-	if c.APIServerProfile {
-		apiProfile = cp.Config
-	}
-	sf, err := RunStatusfold(ctx, fx, mgr, StatusfoldConfig{
-		L1Updates: c.L1Updates, L1Rate: base.L1.RatePerSec, L2For: c.L2For, Window: c.Window,
-		Settle: c.Settle, ProfileDir: profDir, Seed: 1, APIServerPID: apiserverPID, EtcdPID: etcdPID,
-		PlainCPUPerWrite: base.MaxRate.APIServerCPUPerWrite, IdleCPUPerSec: base.IdleCPUPerSec,
-		APIServer: cp.Config, APIServerProfile: apiProfile, SyncProfile: c.SyncProfile,
-	}, t.Logf)
-	if err != nil {
-		t.Fatalf("statusfold: %v (manager log: %s)", err, logFile.Name())
-	}
-	rep.Statusfold = sf
+	rep.Statusfold = runManagerPhases(ctx, t, c, lcp, fx, base, profDir)
 	rep.Notes = append(rep.Notes, "profiles and manager log in "+profDir)
 	rep.Evaluate()
 	rep.Duration = time.Since(began)
@@ -245,6 +173,106 @@ func runLoad(t *testing.T, c Config) *Report {
 		t.Errorf("the report is incomplete:\n%s", strings.Join(missing, "\n"))
 	}
 	return rep
+}
+
+// newReport starts the report of a run of configuration c on fixture fx, begun at began.
+func newReport(c Config, fx *Fixture, began time.Time) *Report {
+	rep := &Report{
+		Started: began.UTC(),
+		Machine: Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version()},
+		Size: Size{
+			WECs: c.WECs, Objects: c.Objects, WorkStatuses: c.WECs * c.Objects, Writers: c.Writers,
+			L1Updates: c.L1Updates, L1Fraction: c.L1Fraction, L2For: c.L2For, Window: c.Window,
+		},
+		Manager: ManagerFlags{CoalesceDelay: c.CoalesceDelay, MaxWriteDelay: c.MaxWriteDelay, Workers: c.ManagerWorkers, GCPercent: c.GCPercent, StartupGCPercent: c.StartupGCPercent},
+	}
+	for j := range c.Objects {
+		if fx.IsMulti(j) {
+			rep.Size.MultiWECObjects++
+		}
+	}
+	return rep
+}
+
+// loadControlPlane is the control plane of a load run, with its processes (0: not found) and
+// finish, which turns the apiserver's gctrace into apiserver-gc.tsv when c.APIServerGCTrace.
+type loadControlPlane struct {
+	cp                    *framework.ControlPlane
+	apiserverPID, etcdPID int
+	finish                func()
+}
+
+// startLoadControlPlane starts the control plane as c asks (profiling, the watch-cache
+// consistency check, gctrace into profDir) and notes in rep what is not measured.
+func startLoadControlPlane(t *testing.T, c Config, profDir string, rep *Report) loadControlPlane {
+	var cpOpts []framework.Option
+	if c.APIServerProfile {
+		cpOpts = append(cpOpts, framework.WithAPIServerFlag("profiling", "true"))
+	}
+	if !c.ConsistencyChecks {
+		// Every 5–7.5 minutes the apiserver lists every object of each cached resource from etcd
+		// to compare it with its watch cache; at 100,000 WorkStatuses that allocates ≈6 GB in ≈20 s
+		// and slows every request meanwhile, in whichever phase (baseline or statusfold's) it
+		// lands. It is not the load under test, so it is off unless asked for.
+		cpOpts = append(cpOpts, framework.WithAPIServerFlag("feature-gates", "DetectCacheInconsistency=false"))
+		rep.Notes = append(rep.Notes, "the apiserver's watch-cache consistency check was off (-load.apiserver-consistency-checks turns it on)")
+	}
+	var gcTrace *os.File
+	if c.APIServerGCTrace {
+		var err error
+		if gcTrace, err = os.Create(filepath.Join(profDir, "apiserver-stderr.log")); err != nil {
+			t.Fatal(err)
+		}
+		cpOpts = append(cpOpts, framework.WithAPIServerGCTrace(gcTrace))
+	}
+	l := loadControlPlane{cp: framework.RunControlPlane(t, cpOpts...), finish: func() {}}
+	if u, err := url.Parse(l.cp.Config.Host); err == nil {
+		l.apiserverPID = FindAPIServer(u.Port())
+	}
+	if gcTrace != nil {
+		started, err := ProcStart(l.apiserverPID)
+		if err != nil {
+			gcTrace.Close()
+			t.Fatalf("apiserver gctrace: the apiserver's start time: %v", err)
+		}
+		l.finish = func() {
+			writeAPIServerGC(t, gcTrace.Name(), started, filepath.Join(profDir, "apiserver-gc.tsv"))
+			gcTrace.Close()
+		}
+	}
+	l.etcdPID = FindEtcd(l.apiserverPID)
+	if l.apiserverPID == 0 {
+		rep.Notes = append(rep.Notes, "kube-apiserver process not found: its CPU time is not measured")
+	}
+	return l
+}
+
+// runManagerPhases starts the manager (its log in profDir) and measures it: RunStatusfold.
+func runManagerPhases(ctx context.Context, t *testing.T, c Config, lcp loadControlPlane, fx *Fixture, base *BaselineResult, profDir string) *StatusfoldResult {
+	logFile, err := os.Create(filepath.Join(profDir, "manager.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	mgr, err := StartManager(ctx, ManagerOptions{Kubeconfig: lcp.cp.Kubeconfig, CoalesceDelay: c.CoalesceDelay, MaxWriteDelay: c.MaxWriteDelay, Workers: c.ManagerWorkers, GCPercent: c.GCPercent, StartupGCPercent: c.StartupGCPercent, Log: logFile})
+	if err != nil {
+		t.Fatalf("manager: %v", err)
+	}
+	defer mgr.Stop()
+	var apiProfile *rest.Config
+	if c.APIServerProfile {
+		apiProfile = lcp.cp.Config
+	}
+	sf, err := RunStatusfold(ctx, fx, mgr, StatusfoldConfig{
+		L1Updates: c.L1Updates, L1Rate: base.L1.RatePerSec, L2For: c.L2For, Window: c.Window,
+		Settle: c.Settle, ProfileDir: profDir, Seed: 1, APIServerPID: lcp.apiserverPID, EtcdPID: lcp.etcdPID,
+		PlainCPUPerWrite: base.MaxRate.APIServerCPUPerWrite, IdleCPUPerSec: base.IdleCPUPerSec,
+		APIServer: lcp.cp.Config, APIServerProfile: apiProfile, SyncProfile: c.SyncProfile,
+	}, t.Logf)
+	if err != nil {
+		t.Fatalf("statusfold: %v (manager log: %s)", err, logFile.Name())
+	}
+	return sf
 }
 
 // checkBaseline fails the test when the baseline measurement is not usable: writes lost on the

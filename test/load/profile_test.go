@@ -87,47 +87,8 @@ func TestSplitHeapOfARealProfile(t *testing.T) {
 	defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
 	runtime.MemProfileRate = 1
 
-	codecs := serializer.NewCodecFactory(clientgoscheme.Scheme)
-	info, ok := k8sruntime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), k8sruntime.ContentTypeJSON)
-	if !ok {
-		t.Fatal("no JSON serializer")
-	}
-	// watchAll decodes n ConfigMap ADDED events of size bytes each through a StreamWatcher, as an
-	// informer's watch does, and returns the objects it delivered.
-	watchAll := func(size int, wrap func(watch.Decoder) watch.Decoder) []k8sruntime.Object {
-		var stream bytes.Buffer
-		for i := range n {
-			cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-				ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: "demo"},
-				Data:       map[string]string{"d": strings.Repeat(string(rune('a'+i%26)), size)}}
-			raw, err := json.Marshal(cm)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ev, err := json.Marshal(metav1.WatchEvent{Type: string(watch.Added), Object: k8sruntime.RawExtension{Raw: raw}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			stream.Write(ev)
-			stream.WriteByte('\n')
-		}
-		frames := info.StreamSerializer.Framer.NewFrameReader(io.NopCloser(&stream))
-		dec := wrap(restwatch.NewDecoder(streaming.NewDecoder(frames, info.StreamSerializer.Serializer), codecs.UniversalDeserializer()))
-		w := watch.NewStreamWatcher(dec, nil)
-		var objs []k8sruntime.Object
-		for ev := range w.ResultChan() {
-			if ev.Type == watch.Error {
-				t.Fatalf("watch error: %v", ev.Object)
-			}
-			objs = append(objs, ev.Object)
-		}
-		if len(objs) != n {
-			t.Fatalf("%d objects decoded, want %d", len(objs), n)
-		}
-		return objs
-	}
-	kept := watchAll(informerBytes, func(d watch.Decoder) watch.Decoder { return d })
-	copied := watchAll(copiedBytes, func(d watch.Decoder) watch.Decoder { return copyingDecoder{d} })
+	kept := watchConfigMaps(t, n, informerBytes, func(d watch.Decoder) watch.Decoder { return d })
+	copied := watchConfigMaps(t, n, copiedBytes, func(d watch.Decoder) watch.Decoder { return copyingDecoder{d} })
 
 	runtime.GC() // the heap profile shows the heap as of the last completed GC
 	runtime.GC()
@@ -160,4 +121,46 @@ func TestSplitHeapOfARealProfile(t *testing.T) {
 	if hs.Total < hs.Informers+hs.Statusfold {
 		t.Errorf("total %d below informers %d + statusfold %d", hs.Total, hs.Informers, hs.Statusfold)
 	}
+}
+
+// watchConfigMaps decodes n ConfigMap ADDED events of size bytes each through a StreamWatcher
+// (its decoder wrapped by wrap), as an informer's watch does, and returns the objects it
+// delivered.
+func watchConfigMaps(t *testing.T, n, size int, wrap func(watch.Decoder) watch.Decoder) []k8sruntime.Object {
+	t.Helper()
+	codecs := serializer.NewCodecFactory(clientgoscheme.Scheme)
+	info, ok := k8sruntime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), k8sruntime.ContentTypeJSON)
+	if !ok {
+		t.Fatal("no JSON serializer")
+	}
+	var stream bytes.Buffer
+	for i := range n {
+		cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: "demo"},
+			Data:       map[string]string{"d": strings.Repeat(string(rune('a'+i%26)), size)}}
+		raw, err := json.Marshal(cm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := json.Marshal(metav1.WatchEvent{Type: string(watch.Added), Object: k8sruntime.RawExtension{Raw: raw}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream.Write(ev)
+		stream.WriteByte('\n')
+	}
+	frames := info.StreamSerializer.Framer.NewFrameReader(io.NopCloser(&stream))
+	dec := wrap(restwatch.NewDecoder(streaming.NewDecoder(frames, info.StreamSerializer.Serializer), codecs.UniversalDeserializer()))
+	w := watch.NewStreamWatcher(dec, nil)
+	var objs []k8sruntime.Object
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Error {
+			t.Fatalf("watch error: %v", ev.Object)
+		}
+		objs = append(objs, ev.Object)
+	}
+	if len(objs) != n {
+		t.Fatalf("%d objects decoded, want %d", len(objs), n)
+	}
+	return objs
 }

@@ -23,7 +23,8 @@ type Report struct {
 	Baseline *BaselineResult `json:"baseline,omitempty"`
 	// Statusfold is the manager under load; nil when it was not run.
 	Statusfold *StatusfoldResult `json:"statusfold,omitempty"`
-	// Targets are issue 15's targets, each against its baseline; filled by Evaluate.
+	// Targets are the rows of docs/performance.md's verdict table, each against its baseline;
+	// filled by Evaluate.
 	Targets []Target `json:"targets"`
 	// Notes say what was not measured and why.
 	Notes []string `json:"notes,omitempty"`
@@ -61,8 +62,9 @@ type ManagerFlags struct {
 	StartupGCPercent int `json:"startupGCPercent"`
 }
 
-// Target is one of issue 15's targets: a measured figure, the same run's baseline for it, their
-// ratio, and the limit, which applies to the ratio (OnRatio) or to the figure itself.
+// Target is one row of docs/performance.md's verdict table: a measured figure, the same run's
+// baseline for it, their ratio, and the limit, which applies to the ratio (OnRatio) or to the
+// figure itself.
 type Target struct {
 	Phase string `json:"phase"`
 	Name  string `json:"name"`
@@ -81,16 +83,16 @@ type Target struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// Limits of issue 15's targets.
+// Limits of the targets (docs/performance.md, "Reproducing the figures: `make load`").
 const (
-	LimitLatencyRatio   = 2.0
-	LimitStaleness      = 2 * time.Second
-	LimitGrowth         = 200 * time.Millisecond // 10 % of LimitStaleness over L2
-	LimitDrain          = 2 * time.Second
-	LimitAddedCPURatio  = 0.5
-	LimitBytesPerWS     = 4000
-	LimitInitialSync    = 10 * time.Second
-	targetsPerFullRound = 8
+	LimitLatencyRatio  = 2.0
+	LimitStaleness     = 2 * time.Second
+	LimitGrowth        = 200 * time.Millisecond // 10 % of LimitStaleness over L2
+	LimitDrain         = 2 * time.Second
+	LimitAddedCPURatio = 0.5
+	LimitBytesPerWS    = 4000
+	LimitInitialSync   = 10 * time.Second
+	targetsPerFullRun  = 8
 )
 
 // Evaluate fills r.Targets from the baseline and statusfold results.
@@ -206,8 +208,8 @@ func (r *Report) Figures() []Figure {
 	} else {
 		fin("statusfold", math.NaN())
 	}
-	if len(r.Targets) != targetsPerFullRound {
-		fin(fmt.Sprintf("targets (%d of %d)", len(r.Targets), targetsPerFullRound), math.NaN())
+	if len(r.Targets) != targetsPerFullRun {
+		fin(fmt.Sprintf("targets (%d of %d)", len(r.Targets), targetsPerFullRun), math.NaN())
 	}
 	for _, t := range r.Targets {
 		fin(t.Phase+" "+t.Name+" measured", t.Measured)

@@ -2,15 +2,10 @@ package load
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -144,46 +139,16 @@ func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc Stat
 	ret := newTracker(f.Objects)
 	watchCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	err := follow(watchCtx, f.dyn.Resource(combinedStatusGVR).Namespace(ObjectNamespace), func(u *unstructured.Unstructured, now time.Time) {
-		j, ok := objectIndex(u.GetLabels()[controlv1alpha1.LabelCombinedStatusName])
-		if m, ok2 := markerOf(u); ok && ok2 && j < f.Objects {
-			cs.reflect(j, m, now)
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	err = follow(watchCtx, f.dyn.Resource(deploymentGVR).Namespace(ObjectNamespace), func(u *unstructured.Unstructured, now time.Time) {
-		j, ok := objectIndex(u.GetName())
-		if m, ok2 := returnedSeqOf(u); ok && ok2 && j < f.Objects {
-			ret.reflect(j, m, now)
-		}
-	})
-	if err != nil {
+	if err := followReflections(watchCtx, f, cs, ret); err != nil {
 		return nil, err
 	}
 
 	timelineCtx, stopTimeline := context.WithCancel(ctx)
 	defer stopTimeline()
 	go sampleTimeline(timelineCtx, mgr, sc.APIServerPID, sc.EtcdPID, 250*time.Millisecond, filepath.Join(sc.ProfileDir, "timeline.tsv"))
-	syncProf := make(chan error, 1)
-	if secs := int(sc.SyncProfile / time.Second); secs > 0 {
-		go func() {
-			syncProf <- fetch(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", mgr.PprofAddr, secs), filepath.Join(sc.ProfileDir, "sync-cpu.pprof"))
-		}()
-	} else {
-		syncProf <- nil
-	}
-	if err := initialSync(ctx, f, mgr, cs, ret, sc.Settle, &res.L3); err != nil {
+	if err := runStart(ctx, f, mgr, sc, cs, ret, &res.L3, logf); err != nil {
 		return nil, err
 	}
-	if err := <-syncProf; err != nil { // before L1: the profile must not overlap a measured phase
-		return nil, fmt.Errorf("the manager's CPU profile over the sync: %w", err)
-	}
-	logf("statusfold: initial sync of %d WorkStatuses took %s (returned statuses %s)",
-		res.L3.WorkStatuses, res.L3.InitialSync.Round(time.Millisecond), res.L3.InitialSyncReturned.Round(time.Millisecond))
-	res.L3.Idle, res.L3.IdleTimedOut = awaitIdle(ctx, mgr, idleBound)
-	logf("statusfold: idle (write delay 0, objects queue empty) %s after the sync (timed out: %v)", res.L3.Idle.Round(time.Millisecond), res.L3.IdleTimedOut)
 
 	f.writer.onSend = func(tg target, seq int64, sent time.Time) {
 		cs.add(tg.idx, seq, sent)
@@ -198,47 +163,9 @@ func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc Stat
 		_, _, err := f.Write(ctx, i, j, ready)
 		return err
 	}
-
-	// L1: updates paced at a fraction of the plain maximum rate.
-	l1 := &res.L1
-	l1.RatePerSec, l1.Updates = sc.L1Rate, sc.L1Updates
-	l1Prof := profileAPIServer(ctx, sc.APIServerProfile, int(float64(sc.L1Updates)/sc.L1Rate), filepath.Join(sc.ProfileDir, "apiserver-l1-cpu.pprof"))
-	meter, err := startCost(ctx, mgr, sc.APIServerPID, sc.APIServer)
-	if err != nil {
+	if err := runL1(ctx, f, mgr, sc, cs, ret, write, &res.L1, logf); err != nil {
 		return nil, err
 	}
-	err = f.writer.paced(ctx, sc.L1Updates, sc.L1Rate, func(ctx context.Context, _ int) error { return write(ctx) })
-	if err != nil {
-		return nil, fmt.Errorf("L1 updates: %w", err)
-	}
-	if err := cs.settle(ctx, sc.Settle); err != nil {
-		return nil, fmt.Errorf("L1 CombinedStatus: %w", err)
-	}
-	if err := ret.settle(ctx, sc.Settle); err != nil {
-		return nil, fmt.Errorf("L1 returned status: %w", err)
-	}
-	if l1.Cost, err = meter.per(ctx, sc.L1Updates); err != nil {
-		return nil, err
-	}
-	if err := <-l1Prof; err != nil {
-		logf("apiserver CPU profile over L1: %v", err)
-	}
-	if err := fetch("http://"+mgr.MetricsAddr+"/metrics", filepath.Join(sc.ProfileDir, "metrics-after-l1.txt")); err != nil {
-		logf("manager metrics: %v", err)
-	}
-	csDone, _ := cs.take()
-	retDone, _ := ret.take()
-	if err := writeReflections(filepath.Join(sc.ProfileDir, "l1-reflections.tsv"), csDone); err != nil {
-		logf("L1 reflections: %v", err)
-	}
-	if err := writeReflections(filepath.Join(sc.ProfileDir, "l1-returned.tsv"), retDone); err != nil {
-		logf("L1 returned statuses: %v", err)
-	}
-	l1.CombinedStatus = Summarize(latencies(csDone))
-	l1.Returned = Summarize(latencies(retDone))
-	logf("statusfold L1: %d updates at %.0f/s: write→CombinedStatus %s; write→returned %s; %.2f writes, %s manager CPU, %s apiserver CPU per update; apiserver requests:%s",
-		l1.Updates, l1.RatePerSec, l1.CombinedStatus, l1.Returned, l1.WritesPerUpdate, l1.ManagerCPUPerUpdate, l1.APIServerCPUPerUpdate, formatRequests(l1.Requests, 12))
-
 	if err := runL2(ctx, f, mgr, sc, cs, ret, write, &res.L2, logf); err != nil {
 		return nil, err
 	}
@@ -247,235 +174,47 @@ func RunStatusfold(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc Stat
 	} else {
 		logf("CPU profile: %v", err)
 	}
-
-	// L3: memory.
-	st, err := ReadProcStat(mgr.Cmd.Process.Pid)
-	if err != nil {
+	if err := measureMemory(mgr, sc, &res.L3, logf); err != nil {
 		return nil, err
 	}
-	res.L3.PeakRSS = st.PeakRSS
-	res.L3.BytesPerWorkStatus = float64(st.PeakRSS) / float64(res.L3.WorkStatuses)
+	return res, nil
+}
+
+// followReflections feeds cs with the marker of every CombinedStatus write and ret with the
+// sequence number of every returned status, as the watches deliver them, until ctx ends.
+func followReflections(ctx context.Context, f *Fixture, cs, ret *tracker) error {
+	err := follow(ctx, f.dyn.Resource(combinedStatusGVR).Namespace(ObjectNamespace), func(u *unstructured.Unstructured, now time.Time) {
+		j, ok := objectIndex(u.GetLabels()[controlv1alpha1.LabelCombinedStatusName])
+		if m, ok2 := markerOf(u); ok && ok2 && j < f.Objects {
+			cs.reflect(j, m, now)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return follow(ctx, f.dyn.Resource(deploymentGVR).Namespace(ObjectNamespace), func(u *unstructured.Unstructured, now time.Time) {
+		j, ok := objectIndex(u.GetName())
+		if m, ok2 := returnedSeqOf(u); ok && ok2 && j < f.Objects {
+			ret.reflect(j, m, now)
+		}
+	})
+}
+
+// measureMemory reads the manager's peak RSS and splits its heap profile (L3's memory) into l3.
+func measureMemory(mgr *ManagerProcess, sc StatusfoldConfig, l3 *L3Result, logf func(string, ...any)) error {
+	st, err := ReadProcStat(mgr.Cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	l3.PeakRSS = st.PeakRSS
+	l3.BytesPerWorkStatus = float64(st.PeakRSS) / float64(l3.WorkStatuses)
 	heap := filepath.Join(sc.ProfileDir, "heap.pprof")
 	if err := fetch("http://"+mgr.PprofAddr+"/debug/pprof/heap?gc=1", heap); err != nil {
 		logf("heap profile: %v", err)
 	} else if split, err := SplitHeap(heap); err != nil {
 		logf("heap profile: %v", err)
 	} else {
-		res.L3.HeapInuse, res.L3.InformerBytes, res.L3.CacheBytes = split.Total, split.Informers, split.Statusfold
-	}
-	return res, nil
-}
-
-// initialSync waits until the manager, started on the populated fixture, reflected the newest
-// write of every WorkStatus, and fills the sync times of l3.
-func initialSync(ctx context.Context, f *Fixture, mgr *ManagerProcess, cs, ret *tracker, bound time.Duration, l3 *L3Result) error {
-	l3.WorkStatuses = f.WECs * f.Objects
-	all := make([]int, f.Objects)
-	var multi []int
-	for j := range all {
-		all[j] = j
-		if f.IsMulti(j) {
-			multi = append(multi, j)
-		}
-	}
-	for l3.InitialSync == 0 || l3.InitialSyncReturned == 0 {
-		if time.Since(mgr.Started) > bound {
-			return fmt.Errorf("initial sync not done after %s", bound)
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if l3.InitialSync == 0 && cs.caughtUp(all, f.MaxSeq) {
-			l3.InitialSync = time.Since(mgr.Started)
-		}
-		if l3.InitialSyncReturned == 0 && ret.caughtUp(multi, f.MaxSeq) {
-			l3.InitialSyncReturned = time.Since(mgr.Started)
-		}
-		time.Sleep(20 * time.Millisecond)
+		l3.HeapInuse, l3.InformerBytes, l3.CacheBytes = split.Total, split.Informers, split.Statusfold
 	}
 	return nil
-}
-
-// idleBound bounds awaitIdle.
-const idleBound = 30 * time.Second
-
-// awaitIdle waits until the manager's metrics show its Pacer's write delay at 0 and its objects
-// queue empty in two samples in a row, 100 ms apart, or until bound has passed, and returns how
-// long it waited and whether it gave up. L1 measures light load: right after the initial sync
-// the queue still holds the sync's last evaluations and the Pacer's delay is still at its cap
-// from the sync's writes (it decays within a few seconds: docs/controller.md, "Pacing writes"),
-// so updates sent then measure the end of the start (reported as this wait), not light load.
-func awaitIdle(ctx context.Context, mgr *ManagerProcess, bound time.Duration) (time.Duration, bool) {
-	start := time.Now()
-	calm := 0
-	for time.Since(start) < bound && ctx.Err() == nil {
-		mv, err := ScrapeMetrics(mgr.MetricsAddr, idleMetrics...)
-		delay, hasDelay := mv[idleMetrics[0]]
-		depth, hasDepth := mv[idleMetrics[1]]
-		if err == nil && hasDelay && hasDepth && delay == 0 && depth == 0 { // a series not served is not idle
-			if calm++; calm == 2 {
-				return time.Since(start), false
-			}
-		} else {
-			calm = 0
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return time.Since(start), true
-}
-
-// idleMetrics are the series awaitIdle reads: the Pacer's delay and the objects queue's depth.
-var idleMetrics = timelineMetrics[:2]
-
-// runL2 writes as fast as the writers can for sc.L2For, waits for every update to be reflected,
-// and fills l2.
-func runL2(ctx context.Context, f *Fixture, mgr *ManagerProcess, sc StatusfoldConfig, cs, ret *tracker,
-	write func(context.Context) error, l2 *L2Result, logf func(string, ...any)) error {
-	l2.Writers = f.writer.workers
-	secs := max(int(sc.L2For/time.Second), 1)
-	profDone := make(chan error, 1)
-	go func() {
-		profDone <- fetch(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", mgr.PprofAddr, secs), filepath.Join(sc.ProfileDir, "cpu.pprof"))
-	}()
-	apiProf := profileAPIServer(ctx, sc.APIServerProfile, secs, filepath.Join(sc.ProfileDir, "apiserver-cpu.pprof"))
-	meter, err := startCost(ctx, mgr, sc.APIServerPID, sc.APIServer)
-	if err != nil {
-		return err
-	}
-	var n atomic.Int64
-	start := time.Now()
-	err = f.writer.until(ctx, start.Add(sc.L2For), func(ctx context.Context) error {
-		if err := write(ctx); err != nil {
-			return err
-		}
-		n.Add(1)
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("L2 updates: %w", err)
-	}
-	stopped := time.Now()
-	l2.Updates = int(n.Load())
-	l2.Duration = stopped.Sub(start)
-	l2.WriteRatePerSec = float64(l2.Updates) / l2.Duration.Seconds()
-
-	// Drain: a wait that gives up is a measurement (a MISS), not a failure of the run.
-	_ = cs.settle(ctx, sc.Settle)
-	_ = ret.settle(ctx, sc.Settle)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if l2.Cost, err = meter.per(ctx, l2.Updates); err != nil {
-		return err
-	}
-	l2.APIServerCPUAddedPerUpdate = l2.APIServerCPUPerUpdate - sc.PlainCPUPerWrite
-	csDone, csPending := cs.take()
-	retDone, retPending := ret.take()
-	if err := writeReflections(filepath.Join(sc.ProfileDir, "l2-reflections.tsv"), csDone); err != nil {
-		logf("L2 reflections: %v", err)
-	}
-	updates, last := reflected(csDone, csPending, retDone, retPending)
-	l2.Unreflected = len(csPending) + len(retPending)
-	if l2.Unreflected > 0 {
-		last = stopped.Add(sc.Settle)
-	}
-	l2.Drain = max(last.Sub(stopped), 0)
-	l2.SustainedRatePerSec = float64(l2.Updates) / max(last.Sub(start), l2.Duration).Seconds()
-	if l2.Updates > 0 {
-		measured := max(last.Sub(start), l2.Duration).Seconds()
-		l2.APIServerIdleCPUPerUpdate = time.Duration(sc.IdleCPUPerSec * measured / float64(l2.Updates) * float64(time.Second))
-	}
-	l2.Windows = StalenessWindows(updates, start, sc.Window, max(int(sc.L2For/sc.Window), 1))
-	l2.Trend = TrendOf(l2.Windows)
-	logf("statusfold L2: %d writers, %d updates in %s (%.0f/s); drain %s (%d unreflected); p99 staleness first %s, last %s, worst %s, slope %s/min; %.2f writes, %s manager CPU, %s apiserver CPU (%s added) per update; apiserver requests:%s",
-		l2.Writers, l2.Updates, l2.Duration.Round(time.Millisecond), l2.WriteRatePerSec, l2.Drain.Round(time.Millisecond), l2.Unreflected,
-		ms(l2.Trend.First), ms(l2.Trend.Last), ms(l2.Trend.Worst), ms(l2.Trend.SlopePerMinute),
-		l2.WritesPerUpdate, l2.ManagerCPUPerUpdate, l2.APIServerCPUPerUpdate, l2.APIServerCPUAddedPerUpdate, formatRequests(l2.Requests, 12))
-	if err := <-profDone; err != nil {
-		logf("CPU profile: %v", err)
-	}
-	if err := <-apiProf; err != nil {
-		logf("apiserver CPU profile: %v", err)
-	}
-	return nil
-}
-
-// costMeter measures what a phase costs: the manager's writes and CPU, the apiserver's CPU and
-// requests.
-type costMeter struct {
-	mgr      *ManagerProcess
-	before   managerSample
-	api      cpuMeter
-	requests *apiRequests
-}
-
-// startCost starts measuring; apiserver nil: its requests are not read.
-func startCost(ctx context.Context, mgr *ManagerProcess, apiserverPID int, apiserver *rest.Config) (*costMeter, error) {
-	reqs, err := startRequests(ctx, apiserver)
-	if err != nil {
-		return nil, err
-	}
-	s, err := mgr.sample()
-	if err != nil {
-		return nil, err
-	}
-	return &costMeter{mgr: mgr, before: s, api: startCPU(apiserverPID), requests: reqs}, nil
-}
-
-// per is the cost since the start divided by n updates.
-func (m *costMeter) per(ctx context.Context, n int) (Cost, error) {
-	after, err := m.mgr.sample()
-	if err != nil || n <= 0 {
-		return Cost{}, err
-	}
-	c := Cost{
-		WritesPerUpdate:       (after.writes - m.before.writes) / float64(n),
-		ManagerCPUPerUpdate:   (after.proc.CPU - m.before.proc.CPU) / time.Duration(n),
-		APIServerCPUPerUpdate: m.api.per(n),
-	}
-	c.Requests, err = m.requests.since(ctx, n)
-	return c, err
-}
-
-// managerSample is the manager's counters at one time.
-type managerSample struct {
-	writes float64
-	proc   ProcStat
-}
-
-func (m *ManagerProcess) sample() (managerSample, error) {
-	var s managerSample
-	mv, err := ScrapeMetrics(m.MetricsAddr, "statusfold_writes_total")
-	if err != nil {
-		return s, err
-	}
-	s.writes = mv["statusfold_writes_total"]
-	s.proc, err = ReadProcStat(m.Cmd.Process.Pid)
-	return s, err
-}
-
-// profileAPIServer takes the apiserver's CPU profile over the next secs seconds in the
-// background; the channel reports the outcome (at once when cfg is nil: no profile).
-func profileAPIServer(ctx context.Context, cfg *rest.Config, secs int, path string) <-chan error {
-	done := make(chan error, 1)
-	if cfg == nil {
-		done <- nil
-		return done
-	}
-	go func() { done <- fetchAPIServerProfile(ctx, cfg, max(secs, 1), path) }()
-	return done
-}
-
-// fetchAPIServerProfile writes the apiserver's CPU profile over the next secs seconds to path.
-func fetchAPIServerProfile(ctx context.Context, cfg *rest.Config, secs int, path string) error {
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	b, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(secs)).
-		Timeout(time.Duration(secs+30) * time.Second).DoRaw(ctx)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
 }

@@ -195,7 +195,7 @@ func (w *Writer) write(ctx context.Context, key rules.ObjectKey, cs *controlv1al
 		return false, nil
 	}
 	own, written := echo.CombinedStatusWriteKey(cs.Namespace, cs.Name), ""
-	w.ownWrites.Begin(own)
+	w.ownWrites.Begin(own, "combinedstatus")
 	defer func() { w.ownWrites.End(own, written) }()
 	if err := w.writer.SendFor(ctx, key, pacing.WriteCombinedStatus, o, "", true, "combinedstatus"); err != nil {
 		return true, err

@@ -160,10 +160,19 @@ func (s *EventSource[K]) String() string { return "statusfold event handlers" }
 // FirstPassPoll is how often AwaitFirstPass looks at the objects queue.
 const FirstPassPoll = 100 * time.Millisecond
 
-// AwaitFirstPass logs when the first pass is done — the objects queue q empty for the first time
-// after the handlers synced: every object the initial lists queued has been evaluated — and calls
-// after (aggregator.Options.AfterFirstPass; nil: none) then. Nothing happens if ctx ends first.
-func AwaitFirstPass(ctx context.Context, synced time.Time, q interface{ Len() int }, log logr.Logger, after func()) {
+// AwaitFirstPass logs when the first pass is done — the start's sweep for labelled objects has
+// queued them (swept closed; nil: no sweep), and then the objects queue q is empty for the first
+// time after the handlers synced: every object the initial lists and the sweep queued has been
+// evaluated — and calls after (aggregator.Options.AfterFirstPass; nil: none) then. Nothing happens
+// if ctx ends first.
+func AwaitFirstPass(ctx context.Context, synced time.Time, swept <-chan struct{}, q interface{ Len() int }, log logr.Logger, after func()) {
+	if swept != nil {
+		select {
+		case <-ctx.Done():
+			return
+		case <-swept:
+		}
+	}
 	t := time.NewTicker(FirstPassPoll)
 	defer t.Stop()
 	for q.Len() > 0 {

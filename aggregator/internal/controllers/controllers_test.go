@@ -70,16 +70,24 @@ func TestControllerRecoversPanics(t *testing.T) {
 	}
 }
 
-// TestAwaitFirstPass: AfterFirstPass is called once the objects queue is empty after the sync,
-// not while an object waits; never when the context ends first.
+// TestAwaitFirstPass: AfterFirstPass is called once the start's sweep for labelled objects has
+// queued them and then the objects queue is empty, not before the sweep ends or while an object
+// waits; never when the context ends first.
 func TestAwaitFirstPass(t *testing.T) {
 	called := make(chan struct{}, 2)
 	objects := pacing.NewCoalescingQueue[rules.ObjectKey]("first-pass-test", 0)
 	defer objects.ShutDown()
 	after := func() { called <- struct{}{} }
+	swept := make(chan struct{})
+	go AwaitFirstPass(context.Background(), time.Now(), swept, objects, logr.Discard(), after)
+	select {
+	case <-called:
+		t.Fatal("AfterFirstPass called before the sweep for labelled objects ended (the queue was empty)")
+	case <-time.After(3 * FirstPassPoll):
+	}
 	key := rules.ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "web"}
-	objects.Add(key)
-	go AwaitFirstPass(context.Background(), time.Now(), objects, logr.Discard(), after)
+	objects.Add(key) // queued by the sweep
+	close(swept)
 	select {
 	case <-called:
 		t.Fatal("AfterFirstPass called while an object was queued")
@@ -96,7 +104,7 @@ func TestAwaitFirstPass(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	objects.Add(key)
 	done := make(chan struct{})
-	go func() { AwaitFirstPass(ctx, time.Now(), objects, logr.Discard(), after); close(done) }()
+	go func() { AwaitFirstPass(ctx, time.Now(), nil, objects, logr.Discard(), after); close(done) }()
 	cancel()
 	<-done
 	if len(called) != 0 {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
@@ -20,16 +21,25 @@ import (
 // echo of an earlier write, is held and decided when the write ends — dropped if it carries the
 // write's resourceVersion, else handed on as any other change (held events are never lost:
 // a failed write, Forget and ForgetResource hand them all on).
+//
+// Each echo dropped is counted by what was written (New's counter: statusfold_own_write_echoes_total).
 type OwnWrites struct {
 	mu sync.Mutex
 	m  map[string]*ownWrite
+	// echoes counts the echoes dropped, by what was written (nil: not counted).
+	echoes *prometheus.CounterVec
 }
+
+// New returns an OwnWrites that counts the echoes it drops in echoes (label: what was written, as
+// Begin names it); nil counts nothing.
+func New(echoes *prometheus.CounterVec) *OwnWrites { return &OwnWrites{echoes: echoes} }
 
 // ownWrite is what OwnWrites knows of one object.
 type ownWrite struct {
 	rvs      [ownWriteRVs]string // the resourceVersions of the last writes, newest first
 	inFlight bool
 	held     []heldEvent // the events that arrived during the write in flight
+	what     string      // what the last write wrote, as statusfold_writes_total names it
 }
 
 // heldEvent is an event held during a write: its resourceVersion, and what to do if it is not
@@ -60,12 +70,21 @@ func (w *OwnWrites) entry(key string) *ownWrite {
 	return o
 }
 
-// Begin marks a write of key as started. Each Begin must be followed by End (deferred: a write
-// that panics must not leave its events held).
-func (w *OwnWrites) Begin(key string) {
+// Begin marks a write of key as started; what names what it writes, as statusfold_writes_total
+// does ("combinedstatus", "status", "binding"). Each Begin must be followed by End (deferred: a
+// write that panics must not leave its events held).
+func (w *OwnWrites) Begin(key, what string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.entry(key).inFlight = true
+	o := w.entry(key)
+	o.inFlight, o.what = true, what
+}
+
+// dropped counts n echoes of the writes of o as dropped. Called with w.mu held.
+func (w *OwnWrites) dropped(o *ownWrite, n int) {
+	if w.echoes != nil && n > 0 {
+		w.echoes.WithLabelValues(o.what).Add(float64(n))
+	}
 }
 
 // End marks the write of key as done, with the resourceVersion it gave the object ("" when it
@@ -84,6 +103,7 @@ func (w *OwnWrites) End(key, rv string) {
 			notEcho = append(notEcho, e.notEcho)
 		}
 	}
+	w.dropped(o, len(o.held)-len(notEcho))
 	o.inFlight, o.held = false, nil
 	w.mu.Unlock()
 	for _, f := range notEcho {
@@ -99,6 +119,7 @@ func (w *OwnWrites) Seen(key, rv string, notEcho func()) bool {
 	o := w.m[key]
 	switch {
 	case o != nil && o.isOwn(rv):
+		w.dropped(o, 1)
 		w.mu.Unlock()
 		return true
 	case o != nil && o.inFlight:

@@ -3,6 +3,8 @@ package echo
 import (
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
@@ -18,7 +20,7 @@ func (w *OwnWrites) echo(key, rv string) bool {
 
 // record is a write of key that gave it rv, begun and ended at once.
 func (w *OwnWrites) record(key, rv string) {
-	w.Begin(key)
+	w.Begin(key, "status")
 	w.End(key, rv)
 }
 
@@ -48,7 +50,14 @@ func TestOwnWritesRecognizeOnlyTheirOwnEcho(t *testing.T) {
 // TestOwnWritesHoldEventsDuringAWrite: the watch may deliver a write's echo before the write's
 // answer; an event during a write is decided when the write ends, and nothing held is lost.
 func TestOwnWritesHoldEventsDuringAWrite(t *testing.T) {
-	var w OwnWrites
+	echoes := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "echoes"}, []string{"what"})
+	w := New(echoes)
+	dropped := func(what string, want float64) {
+		t.Helper()
+		if got := testutil.ToFloat64(echoes.WithLabelValues(what)); got != want {
+			t.Errorf("echoes of %s writes counted: %v, want %v", what, got, want)
+		}
+	}
 	k := CombinedStatusWriteKey("ns", "cs")
 	calls := 0
 	notEcho := func() { calls++ }
@@ -60,15 +69,16 @@ func TestOwnWritesHoldEventsDuringAWrite(t *testing.T) {
 		calls = 0
 	}
 
-	w.Begin(k)
+	w.Begin(k, "combinedstatus")
 	if w.Seen(k, "7", notEcho) {
 		t.Error("an event during a write taken for an echo before the write ended")
 	}
 	expect("the echo before the write's answer, held", 0)
 	w.End(k, "7")
 	expect("the echo before the write's answer, after it", 0)
+	dropped("combinedstatus", 1)
 
-	w.Begin(k)
+	w.Begin(k, "combinedstatus")
 	w.Seen(k, "8", notEcho) // another writer's change during the write
 	expect("another change during a write, held", 0)
 	w.End(k, "9")
@@ -81,8 +91,9 @@ func TestOwnWritesHoldEventsDuringAWrite(t *testing.T) {
 		t.Error("another change taken for an echo")
 	}
 	expect("echoes and a change with no write in flight", 1)
+	dropped("combinedstatus", 2) // the held echo, and the late one; never the other writers' changes
 
-	w.Begin(k)
+	w.Begin(k, "combinedstatus")
 	w.Seen(k, "10", notEcho)
 	w.End(k, "") // the write failed
 	expect("an event during a failed write", 1)
@@ -90,7 +101,7 @@ func TestOwnWritesHoldEventsDuringAWrite(t *testing.T) {
 		t.Error("a failed write changed what is remembered")
 	}
 
-	w.Begin(k)
+	w.Begin(k, "combinedstatus")
 	w.Seen(k, "11", notEcho)
 	w.Forget(k) // the object went
 	expect("an event held when its object is forgotten", 1)
@@ -98,10 +109,12 @@ func TestOwnWritesHoldEventsDuringAWrite(t *testing.T) {
 	expect("the end of a write whose object was forgotten", 0)
 
 	d := rules.ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "a"}.String()
-	w.Begin(d)
+	w.Begin(d, "status")
 	w.Seen(d, "14", notEcho)
 	w.ForgetResource(schema.GroupResource{Group: "apps", Resource: "deployments"})
 	expect("an event held when its resource is forgotten", 1)
+	dropped("combinedstatus", 2)
+	dropped("status", 0)
 }
 
 func TestOwnWritesForgetResource(t *testing.T) {

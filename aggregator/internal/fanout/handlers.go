@@ -163,10 +163,15 @@ func (h *Handlers) onBinding(o, n client.Object) {
 }
 
 // onCollector: the collector's status, the objects whose bindings reference it, and the
-// conditions of those bindings' policies.
+// conditions of those bindings' policies. An update that leaves the spec as it was (its status,
+// statusfold's own write included, or its metadata) changes no evaluation: only the status is
+// looked at again.
 func (h *Handlers) onCollector(o, n client.Object) {
 	name := nameOf(o, n)
 	h.kinds.Add(rules.KindKey{Kind: rules.KindStatusCollector, Name: name})
+	if sameSpec(o, n) {
+		return
+	}
 	var bindings controlv1alpha1.BindingList
 	if err := h.wds.List(context.Background(), &bindings, client.MatchingFields{index.IndexBindingCollectors: name}); err != nil {
 		return
@@ -177,11 +182,15 @@ func (h *Handlers) onCollector(o, n client.Object) {
 	}
 }
 
-// onClassifier: the classifier's status and every bound object of its resource.
+// onClassifier: the classifier's status and every bound object of its resource. An update that
+// leaves the spec as it was changes no evaluation (the pruner is made from the spec alone).
 func (h *Handlers) onClassifier(o, n client.Object) {
 	name := nameOf(o, n)
-	h.pruners.Forget(name)
 	h.kinds.Add(rules.KindKey{Kind: rules.KindContentClassifier, Name: name})
+	if sameSpec(o, n) {
+		return
+	}
+	h.pruners.Forget(name)
 	var bindings controlv1alpha1.BindingList
 	if err := h.wds.List(context.Background(), &bindings); err != nil {
 		return
@@ -193,6 +202,13 @@ func (h *Handlers) onClassifier(o, n client.Object) {
 			}
 		}
 	}
+}
+
+// sameSpec reports whether an update (both o and n present) left the spec of an object of a kind
+// with a status subresource as it was: the same UID and generation (the apiserver counts every
+// spec change in metadata.generation, and nothing else).
+func sameSpec(o, n client.Object) bool {
+	return o != nil && n != nil && o.GetUID() == n.GetUID() && o.GetGeneration() == n.GetGeneration()
 }
 
 // onCombinedStatus: a CombinedStatus changed or deleted by someone else is put back. The echo of

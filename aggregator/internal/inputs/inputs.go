@@ -172,7 +172,7 @@ func (g *Gatherer) Gather(ctx context.Context, key rules.ObjectKey) (*Object, er
 	}
 	var cc controlv1alpha1.ContentClassifier
 	if err := g.cache.Get(ctx, client.ObjectKey{Name: rules.ClassifierName(info.GVR)}, &cc); err == nil {
-		in.pruner, in.prunerRV = g.pruners.get(&cc), cc.ResourceVersion
+		in.pruner, in.prunerRV = g.pruners.get(&cc), ClassifierVersion(&cc)
 	} else if !apierrors.IsNotFound(err) {
 		return nil, err
 	}

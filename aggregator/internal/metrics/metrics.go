@@ -22,6 +22,7 @@ type Metrics struct {
 	Durations   *prometheus.HistogramVec // kind: combinedstatus, status (the Pacer's kinds of write)
 	Conflicts   prometheus.Counter       // status applies refused because another manager owns a field
 	Dropped     *prometheus.CounterVec   // reason: schema (returned status), served-schema (our control.kubestellar.io writes)
+	Echoes      *prometheus.CounterVec   // what: combinedstatus, status, binding — watch events of statusfold's own writes, not evaluated
 
 	// pacers are the running managers' Pacers (one per manager; several in tests), read by
 	// statusfold_write_delay_seconds.
@@ -74,6 +75,10 @@ func New() *Metrics {
 				Help: "Fields not written, by reason (schema: returned status fields that the WDS's schema of the kind does not declare; " +
 					"served-schema: fields of statusfold's writes to control.kubestellar.io objects that the served CRD does not declare, as under KubeStellar's own CRDs).",
 			}, []string{"reason"}),
+			Echoes: prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "statusfold_own_write_echoes_total",
+				Help: "Watch events recognised as the echo of statusfold's own write, and so not evaluated, by what was written (combinedstatus, status, binding).",
+			}, []string{"what"}),
 		}
 		// Every error series exists from the start, at 0: alerts and dashboards on
 		// statusfold_errors_total (charts/statusfold) see a rate of 0, not an absent metric.
@@ -90,7 +95,7 @@ func New() *Metrics {
 			Name: "statusfold_write_delay_seconds",
 			Help: "The Pacer's current delay between two writes of one workload object (0: writes at once; at most --max-write-delay).",
 		}, m.writeDelay)
-		ctrlmetrics.Registry.MustRegister(m.Evaluations, m.Rows, m.Errors, m.Writes, m.Latency, m.Durations, m.Conflicts, m.Dropped, writeDelay)
+		ctrlmetrics.Registry.MustRegister(m.Evaluations, m.Rows, m.Errors, m.Writes, m.Latency, m.Durations, m.Conflicts, m.Dropped, m.Echoes, writeDelay)
 		theMetrics = m
 	})
 	return theMetrics

@@ -88,7 +88,7 @@ import (
 // relieved within ≈ 2 s, and light load after a burst (the initial sync, a rollout's storm of
 // status updates) is written at once again within as long. A dip of the signals under a steady
 // load does not undo what the load built up, because the dead band holds D, not because decay
-// is slow: with decay 4× slower than growth (halving every second, until 2026-11), updates
+// is slow: with decay 4× slower than growth (halving every second), updates
 // after the initial sync of the load test waited up to 1 s for ≈8 s, the whole tail of its
 // light-load phase, and the simulation (TestPacerSimulation) showed no load at which the slower
 // decay wrote less or kept staleness lower.

@@ -210,7 +210,7 @@ func (r *Reconciler) applyBinding(ctx context.Context, bp *controlv1alpha1.Bindi
 		return nil, err
 	}
 	own, rv := echo.BindingWriteKey(bp.Name), ""
-	r.ownWrites.Begin(own)
+	r.ownWrites.Begin(own, "binding")
 	defer func() { r.ownWrites.End(own, rv) }()
 	if err := r.writer.Apply(ctx, u, "", true, "binding"); err != nil {
 		return nil, err

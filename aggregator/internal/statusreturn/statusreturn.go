@@ -305,7 +305,7 @@ func (r *Returner) statusCurrent(in *inputs.Object, status map[string]any, statu
 func (r *Returner) applyReturn(ctx context.Context, u *unstructured.Unstructured, sub string, in *inputs.Object) ([]string, error) {
 	var owned, rejected, left []string
 	own, written := in.Key.String(), ""
-	r.ownWrites.Begin(own)
+	r.ownWrites.Begin(own, "status")
 	defer func() { r.ownWrites.End(own, written) }()
 	for attempt := 0; ; attempt++ {
 		err := r.writer.SendFor(ctx, in.Key, pacing.WriteReturnedStatus, r.writer.Prepare(u), sub, false, "status")

@@ -1,8 +1,30 @@
 {{/*
-Object names are fixed (statusfold-manager, statusfold-webhook-service, …): the manager looks its
-webhook configurations and certificate Secret up by name, and the objects are the same as
-config/default's (a test compares them). One release per cluster.
+Every name two releases could share is prefixed with statusfold.fullname: the release name when it
+contains "statusfold", else "<release>-statusfold". A release named statusfold gets config/default's
+names (statusfold-manager, statusfold-webhook-service, …; a test compares them), and the manager is
+then given no name flags; any other release tells the manager its Lease, certificate Secret,
+webhook Service and webhook configurations (statusfold.nameArgs). So several releases, one per
+WDS, each in its own namespace, share one hosting cluster.
 */}}
+{{- define "statusfold.fullname" -}}
+{{- if contains "statusfold" .Release.Name -}}
+{{ .Release.Name | trunc 40 | trimSuffix "-" }}
+{{- else -}}
+{{ printf "%s-statusfold" .Release.Name | trunc 40 | trimSuffix "-" }}
+{{- end -}}
+{{- end -}}
+
+{{/* The manager's flags naming what statusfold.fullname prefixes; none for the default names. */}}
+{{- define "statusfold.nameArgs" -}}
+{{- $fn := include "statusfold.fullname" . -}}
+{{- if ne $fn "statusfold" }}
+- --leader-election-id={{ $fn }}-manager.statusfold.dev
+- --webhook-service={{ $fn }}-webhook-service
+- --webhook-cert-secret={{ $fn }}-webhook-server-cert
+- --validating-webhook-configuration={{ $fn }}-validating-webhook-configuration
+- --mutating-webhook-configuration={{ $fn }}-mutating-webhook-configuration
+{{- end }}
+{{- end -}}
 
 {{/* Labels on every object: config/'s app.kubernetes.io/name plus Helm's. */}}
 {{- define "statusfold.labels" -}}

@@ -30,10 +30,10 @@ import (
 
 // TestChartCertManagerMode installs the chart with certificates.mode=cert-manager into an
 // apiserver that has cert-manager's CRDs (from the cert-manager Go module), so the Issuer and
-// Certificate are validated by cert-manager's own schemas. cert-manager's controllers are not
-// available here, so the test does their part from the objects the chart made: it issues the
-// Certificate's Secret (CA, certificate for its dnsNames) and, as cainjector does for the
-// cert-manager.io/inject-ca-from annotation, puts the CA into every webhook's caBundle. The
+// Certificate are validated by cert-manager's own schemas. cert-manager's controllers do not
+// run in this test's control plane, so the test does their part from the objects the chart made:
+// it issues the Certificate's Secret (CA, certificate for its dnsNames) and, as cainjector does
+// for the cert-manager.io/inject-ca-from annotation, puts the CA into every webhook's caBundle. The
 // manager then runs as the chart's ServiceAccount with --webhook-certs=files reading the
 // Secret's files (as the pod mounts them), and the apiserver's webhook calls succeed over TLS;
 // the scenario runs with no refused request.

@@ -31,7 +31,7 @@ func TestManifestsServerDryRun(t *testing.T) {
 			t.Fatalf("kustomize %s: %v: %s", dir, err, errOut)
 		}
 		if dir != "config/default" {
-			continue // cert-manager's kinds are not installed here: the build is the check
+			continue // cert-manager's kinds are not installed in this test's control plane: the build is the check
 		}
 		got, errOut, err := cp.Kubectl(ctx, []byte(out), "apply", "--dry-run=server", "-f", "-")
 		if err != nil {
@@ -52,7 +52,7 @@ func TestExternalBindingResolution(t *testing.T) {
 	cp := framework.RunControlPlane(t)
 	c := cp.Client
 	addCluster(t, c, "wec1", map[string]string{"name": "wec1"})
-	create(t, c, seedCollectors()...)
+	create(t, c, kubestellarDocCollectors()...)
 	ns := "external"
 	d := deployment(t, c, ns, "web", 3, nil)
 	bp := policy(ns, []string{"wec1"}, clause("apps", "deployments", ns, []string{"web"}, singleton, collectors("count-wecs")))

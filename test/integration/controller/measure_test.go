@@ -17,14 +17,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/statusfold/statusfold/aggregator"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/test/framework"
 )
 
-// TestMeasureLatency is the measurement of issue 6: 100 simulated WECs × 10 objects, then
+// TestMeasureLatency is the quick latency check of docs/controller.md ("Measured"; what to
+// expect: docs/performance.md, "Latency you can expect"): 100 simulated WECs × 10 objects, then
 // WorkStatus updates, paced and in a burst. For every update it measures the time until the
 // CombinedStatus reflects it, and the apiserver's own write→watch latency for the WorkStatus
 // write, and it counts the CombinedStatus writes. It runs only with STATUSFOLD_MEASURE=1 (about
@@ -33,209 +33,13 @@ func TestMeasureLatency(t *testing.T) {
 	if os.Getenv("STATUSFOLD_MEASURE") == "" {
 		t.Skip("set STATUSFOLD_MEASURE=1 to run the latency measurement")
 	}
-	const nWECs, nObjects, nUpdates = 100, 10, 240
-	cp := framework.RunControlPlane(t)
-	c := cp.Client
-	ctx := context.Background()
-	wecs := make([]string, nWECs)
-	for i := range wecs {
-		wecs[i] = fmt.Sprintf("w%03d", i)
-		addCluster(t, c, wecs[i], map[string]string{"perf": "true"})
-	}
-	maxCol := &controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "perf-max"},
-		Spec: controlv1alpha1.StatusCollectorSpec{CombinedFields: []controlv1alpha1.NamedAggregator{
-			{Name: "count", Type: controlv1alpha1.AggregatorTypeCount},
-			{Name: "max", Type: controlv1alpha1.AggregatorTypeMax, Subject: expr("returned.status.availableReplicas")}}}}
-	create(t, c, maxCol)
-	ns := "perf"
-	objs := make([]*appsv1.Deployment, nObjects)
-	for i := range objs {
-		objs[i] = deployment(t, c, ns, fmt.Sprintf("app%02d", i), 3, nil)
-	}
-	bp := &controlv1alpha1.BindingPolicy{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-	bp.Spec.ClusterSelectors = []metav1.LabelSelector{{MatchLabels: map[string]string{"perf": "true"}}}
-	clause("apps", "deployments", ns, nil, collectors("perf-max"))(bp)
-	create(t, c, bp)
-	startManager(t, cp, aggregator.Options{CoalesceDelay: aggregator.DefaultCoalesceDelay}) // product defaults
-
-	// Every WEC reports every object once.
+	f := newLatencyFixture(t)
 	start := time.Now()
-	type wsKey struct{ obj, wec int }
-	workStatuses := map[wsKey]*controlv1alpha1.WorkStatus{}
-	var mu sync.Mutex
-	parallel(8, nObjects*nWECs, func(i int) {
-		o, w := i/nWECs, i%nWECs
-		report(t, c, wecs[w], deploymentRef(objs[o]), deploymentStatus(3, 1, 1), applied(1))
-		var ws controlv1alpha1.WorkStatus
-		name := fmt.Sprintf("deployments-%s-%s", ns, objs[o].Name)
-		if err := c.Get(ctx, client.ObjectKey{Namespace: wecs[w], Name: name}, &ws); err != nil {
-			t.Error(err)
-			return
-		}
-		mu.Lock()
-		workStatuses[wsKey{o, w}] = &ws
-		mu.Unlock()
-	})
-	for _, d := range objs {
-		expectResult(t, c, d, ns, ns, "perf-max", [][]string{{"100", "1"}})
-	}
-	t.Logf("setup: %d WorkStatuses reported and %d CombinedStatuses converged in %s", nObjects*nWECs, nObjects, time.Since(start).Round(time.Millisecond))
-
-	wc, err := client.NewWithWatch(cp.Config, client.Options{Scheme: cp.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	objIndex := map[string]int{}
-	for i, d := range objs {
-		objIndex[string(d.UID)] = i
-	}
-
-	value := 1000
-	run := func(phase string, workers int, pace time.Duration) map[string]any {
-		// Watch from now on (no initial ADDED events for existing objects).
-		var cur controlv1alpha1.WorkStatusList
-		if err := wc.List(ctx, &cur, client.Limit(1)); err != nil {
-			t.Fatal(err)
-		}
-		from := &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: cur.ResourceVersion}}
-		csWatch, err := wc.Watch(ctx, &controlv1alpha1.CombinedStatusList{}, client.InNamespace(ns), from)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wsWatch, err := wc.Watch(ctx, &controlv1alpha1.WorkStatusList{}, client.MatchingLabels{controlv1alpha1.LabelOriginWDSName: wdsName}, from)
-		if err != nil {
-			t.Fatal(err)
-		}
-		type pendingUpdate struct {
-			value int
-			at    time.Time
-		}
-		var (
-			pmu        sync.Mutex
-			pending    = make([][]pendingUpdate, nObjects)
-			wsSent     = map[string]time.Time{} // WorkStatus resourceVersion → write start
-			wsSeen     = map[string]time.Time{} // resourceVersion → watch event arrival
-			latencies  []float64
-			watchLat   []float64
-			csWrites   int
-			maxSeen    = make([]int, nObjects)
-			doneCh     = make(chan struct{})
-			collectors sync.WaitGroup
-			wsEvents   = map[watch.EventType]int{}
-		)
-		writesBefore := writeCount(t)
-		collectors.Go(func() {
-			for ev := range csWatch.ResultChan() {
-				now := time.Now()
-				cs, ok := ev.Object.(*controlv1alpha1.CombinedStatus)
-				if !ok || ev.Type != watch.Modified {
-					continue
-				}
-				o, ok := objIndex[string(cs.OwnerReferences[0].UID)]
-				if !ok {
-					continue
-				}
-				m := maxOf(cs)
-				pmu.Lock()
-				csWrites++
-				if m > maxSeen[o] {
-					maxSeen[o] = m
-				}
-				rest := pending[o][:0]
-				for _, p := range pending[o] {
-					if p.value <= m {
-						latencies = append(latencies, now.Sub(p.at).Seconds())
-					} else {
-						rest = append(rest, p)
-					}
-				}
-				pending[o] = rest
-				pmu.Unlock()
-			}
-		})
-		collectors.Go(func() {
-			for ev := range wsWatch.ResultChan() {
-				now := time.Now()
-				wsEvents[ev.Type]++
-				if ws, ok := ev.Object.(*controlv1alpha1.WorkStatus); ok && ev.Type == watch.Modified {
-					pmu.Lock()
-					wsSeen[ws.ResourceVersion] = now
-					pmu.Unlock()
-				}
-			}
-		})
-		start := time.Now()
-		var next int
-		var nmu sync.Mutex
-		parallel(workers, nUpdates, func(int) {
-			nmu.Lock()
-			u := next
-			next++
-			value++
-			v := value
-			nmu.Unlock()
-			o, w := u%nObjects, (u*7+u/nObjects)%nWECs
-			mu.Lock()
-			ws := workStatuses[wsKey{o, w}].DeepCopy()
-			mu.Unlock()
-			raw, _ := json.Marshal(deploymentStatus(3, int64(v), 1))
-			ws.Status = controlv1alpha1.RawStatus{RawExtension: runtime.RawExtension{Raw: raw}}
-			at := time.Now()
-			pmu.Lock()
-			pending[o] = append(pending[o], pendingUpdate{value: v, at: at})
-			pmu.Unlock()
-			if err := c.Status().Update(ctx, ws); err != nil {
-				t.Errorf("update: %v", err)
-				return
-			}
-			pmu.Lock()
-			wsSent[ws.ResourceVersion] = at
-			pmu.Unlock()
-			mu.Lock()
-			workStatuses[wsKey{o, w}] = ws
-			mu.Unlock()
-			if pace > 0 {
-				time.Sleep(pace)
-			}
-		})
-		sent := time.Since(start)
-		eventually(t, phase+": every update reflected", func() error {
-			pmu.Lock()
-			defer pmu.Unlock()
-			n := 0
-			for _, p := range pending {
-				n += len(p)
-			}
-			if n > 0 {
-				return fmt.Errorf("%d updates not yet in a CombinedStatus", n)
-			}
-			return nil
-		})
-		time.Sleep(500 * time.Millisecond) // let trailing writes land before counting
-		csWatch.Stop()
-		wsWatch.Stop()
-		collectors.Wait()
-		close(doneCh)
-		pmu.Lock()
-		defer pmu.Unlock()
-		for rv, at := range wsSent {
-			if seen, ok := wsSeen[rv]; ok {
-				watchLat = append(watchLat, seen.Sub(at).Seconds())
-			}
-		}
-		res := map[string]any{
-			"phase": phase, "updates": nUpdates, "workers": workers, "pace": pace.String(), "sendSeconds": sent.Seconds(),
-			"updateToCombinedStatus": summary(latencies), "apiserverWriteToWatch": summary(watchLat),
-			"combinedStatusWritesWatched": csWrites, "combinedStatusWritesByManager": writeCount(t) - writesBefore,
-		}
-		t.Logf("%s: WorkStatus watch events %v, writes recorded %d", phase, wsEvents, len(wsSent))
-		t.Logf("%s: %d updates in %s: update→CombinedStatus %v; apiserver write→watch %v; CombinedStatus writes: %d watched, %v by the manager",
-			phase, nUpdates, sent.Round(time.Millisecond), res["updateToCombinedStatus"], res["apiserverWriteToWatch"], csWrites, res["combinedStatusWritesByManager"])
-		return res
-	}
+	f.reportAll()
+	t.Logf("setup: %d WorkStatuses reported and %d CombinedStatuses converged in %s", measureObjects*measureWECs, measureObjects, time.Since(start).Round(time.Millisecond))
 	report := []map[string]any{
-		run("paced 20/s", 1, 50*time.Millisecond),
-		run("burst", 8, 0),
+		f.run("paced 20/s", 1, 50*time.Millisecond),
+		f.run("burst", 8, 0),
 	}
 	if path := os.Getenv("STATUSFOLD_MEASURE_REPORT"); path != "" {
 		b, _ := json.MarshalIndent(report, "", "  ")
@@ -243,6 +47,261 @@ func TestMeasureLatency(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// The size of TestMeasureLatency: WECs, objects, and updates per phase.
+const measureWECs, measureObjects, measureUpdates = 100, 10, 240
+
+// measureNamespace holds TestMeasureLatency's objects; its BindingPolicy has the same name.
+const measureNamespace = "perf"
+
+// latencyFixture is TestMeasureLatency's cluster: measureWECs WECs, measureObjects Deployments
+// bound to all of them with a COUNT+MAX collector, the manager with the product's defaults, and
+// every WorkStatus as last written.
+type latencyFixture struct {
+	t        *testing.T
+	c        client.Client
+	wc       client.WithWatch
+	wecs     []string
+	objs     []*appsv1.Deployment
+	objIndex map[string]int // object UID → index in objs
+	value    int            // the last value reported (availableReplicas), growing
+
+	mu           sync.Mutex
+	workStatuses map[wsKey]*controlv1alpha1.WorkStatus
+}
+
+// wsKey names the WorkStatus of object obj from WEC wec (indexes).
+type wsKey struct{ obj, wec int }
+
+func newLatencyFixture(t *testing.T) *latencyFixture {
+	t.Helper()
+	cp := framework.RunControlPlane(t)
+	c := cp.Client
+	f := &latencyFixture{t: t, c: c, objIndex: map[string]int{}, value: 1000, workStatuses: map[wsKey]*controlv1alpha1.WorkStatus{}}
+	f.wecs = make([]string, measureWECs)
+	for i := range f.wecs {
+		f.wecs[i] = fmt.Sprintf("w%03d", i)
+		addCluster(t, c, f.wecs[i], map[string]string{"perf": "true"})
+	}
+	maxCol := &controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "perf-max"},
+		Spec: controlv1alpha1.StatusCollectorSpec{CombinedFields: []controlv1alpha1.NamedAggregator{
+			{Name: "count", Type: controlv1alpha1.AggregatorTypeCount},
+			{Name: "max", Type: controlv1alpha1.AggregatorTypeMax, Subject: expr("returned.status.availableReplicas")}}}}
+	create(t, c, maxCol)
+	f.objs = make([]*appsv1.Deployment, measureObjects)
+	for i := range f.objs {
+		f.objs[i] = deployment(t, c, measureNamespace, fmt.Sprintf("app%02d", i), 3, nil)
+		f.objIndex[string(f.objs[i].UID)] = i
+	}
+	bp := &controlv1alpha1.BindingPolicy{ObjectMeta: metav1.ObjectMeta{Name: measureNamespace}}
+	bp.Spec.ClusterSelectors = []metav1.LabelSelector{{MatchLabels: map[string]string{"perf": "true"}}}
+	clause("apps", "deployments", measureNamespace, nil, collectors("perf-max"))(bp)
+	create(t, c, bp)
+	startManager(t, cp, aggregator.Options{CoalesceDelay: aggregator.DefaultCoalesceDelay}) // product defaults
+	wc, err := client.NewWithWatch(cp.Config, client.Options{Scheme: cp.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.wc = wc
+	return f
+}
+
+// reportAll has every WEC report every object once, and waits until every CombinedStatus counts
+// them all.
+func (f *latencyFixture) reportAll() {
+	t, c, ns := f.t, f.c, measureNamespace
+	parallel(8, measureObjects*measureWECs, func(i int) {
+		o, w := i/measureWECs, i%measureWECs
+		report(t, c, f.wecs[w], deploymentRef(f.objs[o]), deploymentStatus(3, 1, 1), applied(1))
+		var ws controlv1alpha1.WorkStatus
+		name := fmt.Sprintf("deployments-%s-%s", ns, f.objs[o].Name)
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: f.wecs[w], Name: name}, &ws); err != nil {
+			t.Error(err)
+			return
+		}
+		f.mu.Lock()
+		f.workStatuses[wsKey{o, w}] = &ws
+		f.mu.Unlock()
+	})
+	for _, d := range f.objs {
+		expectResult(t, c, d, ns, ns, "perf-max", [][]string{{"100", "1"}})
+	}
+}
+
+// pendingUpdate is an update not yet reflected in its object's CombinedStatus: the value it
+// reported and when it was sent.
+type pendingUpdate struct {
+	value int
+	at    time.Time
+}
+
+// latencyRun is what one phase of TestMeasureLatency records, from its updates and from its
+// watches of CombinedStatuses and WorkStatuses.
+type latencyRun struct {
+	mu        sync.Mutex
+	pending   [][]pendingUpdate    // by object
+	wsSent    map[string]time.Time // WorkStatus resourceVersion → write start
+	wsSeen    map[string]time.Time // resourceVersion → watch event arrival
+	latencies []float64            // update → CombinedStatus, seconds
+	csWrites  int                  // CombinedStatus writes watched
+	maxSeen   []int                // by object
+	wsEvents  map[watch.EventType]int
+}
+
+// run sends measureUpdates updates on workers goroutines, each worker pausing pace after each,
+// waits until every update is reflected, and returns the phase's figures.
+func (f *latencyFixture) run(phase string, workers int, pace time.Duration) map[string]any {
+	t := f.t
+	r := &latencyRun{pending: make([][]pendingUpdate, measureObjects), wsSent: map[string]time.Time{}, wsSeen: map[string]time.Time{},
+		maxSeen: make([]int, measureObjects), wsEvents: map[watch.EventType]int{}}
+	csWatch, wsWatch := f.watchFromNow()
+	writesBefore := writeCount(t)
+	var watchers sync.WaitGroup
+	watchers.Go(func() { f.recordCombinedStatuses(r, csWatch) })
+	watchers.Go(func() { recordWorkStatuses(r, wsWatch) })
+	start := time.Now()
+	f.sendUpdates(r, workers, pace)
+	sent := time.Since(start)
+	eventually(t, phase+": every update reflected", func() error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		n := 0
+		for _, p := range r.pending {
+			n += len(p)
+		}
+		if n > 0 {
+			return fmt.Errorf("%d updates not yet in a CombinedStatus", n)
+		}
+		return nil
+	})
+	// Every evaluation that started has ended, so its writes are counted.
+	evaluationsSettled(t, "object", objectsController)
+	csWatch.Stop()
+	wsWatch.Stop()
+	watchers.Wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var watchLat []float64
+	for rv, at := range r.wsSent {
+		if seen, ok := r.wsSeen[rv]; ok {
+			watchLat = append(watchLat, seen.Sub(at).Seconds())
+		}
+	}
+	res := map[string]any{
+		"phase": phase, "updates": measureUpdates, "workers": workers, "pace": pace.String(), "sendSeconds": sent.Seconds(),
+		"updateToCombinedStatus": summary(r.latencies), "apiserverWriteToWatch": summary(watchLat),
+		"combinedStatusWritesWatched": r.csWrites, "combinedStatusWritesByManager": writeCount(t) - writesBefore,
+	}
+	t.Logf("%s: WorkStatus watch events %v, writes recorded %d", phase, r.wsEvents, len(r.wsSent))
+	t.Logf("%s: %d updates in %s: update→CombinedStatus %v; apiserver write→watch %v; CombinedStatus writes: %d watched, %v by the manager",
+		phase, measureUpdates, sent.Round(time.Millisecond), res["updateToCombinedStatus"], res["apiserverWriteToWatch"], r.csWrites, res["combinedStatusWritesByManager"])
+	return res
+}
+
+// watchFromNow starts the watches of the fixture's CombinedStatuses and WorkStatuses at the
+// current resourceVersion (no initial ADDED events for existing objects).
+func (f *latencyFixture) watchFromNow() (csWatch, wsWatch watch.Interface) {
+	t, ctx := f.t, context.Background()
+	var cur controlv1alpha1.WorkStatusList
+	if err := f.wc.List(ctx, &cur, client.Limit(1)); err != nil {
+		t.Fatal(err)
+	}
+	from := &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: cur.ResourceVersion}}
+	csWatch, err := f.wc.Watch(ctx, &controlv1alpha1.CombinedStatusList{}, client.InNamespace(measureNamespace), from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wsWatch, err = f.wc.Watch(ctx, &controlv1alpha1.WorkStatusList{}, client.MatchingLabels{controlv1alpha1.LabelOriginWDSName: wdsName}, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return csWatch, wsWatch
+}
+
+// recordCombinedStatuses counts the CombinedStatus writes that w delivers and, for every update
+// that a write reflects (its value at most the write's max), records its latency.
+func (f *latencyFixture) recordCombinedStatuses(r *latencyRun, w watch.Interface) {
+	for ev := range w.ResultChan() {
+		now := time.Now()
+		cs, ok := ev.Object.(*controlv1alpha1.CombinedStatus)
+		if !ok || ev.Type != watch.Modified {
+			continue
+		}
+		o, ok := f.objIndex[string(cs.OwnerReferences[0].UID)]
+		if !ok {
+			continue
+		}
+		m := maxOf(cs)
+		r.mu.Lock()
+		r.csWrites++
+		if m > r.maxSeen[o] {
+			r.maxSeen[o] = m
+		}
+		rest := r.pending[o][:0]
+		for _, p := range r.pending[o] {
+			if p.value <= m {
+				r.latencies = append(r.latencies, now.Sub(p.at).Seconds())
+			} else {
+				rest = append(rest, p)
+			}
+		}
+		r.pending[o] = rest
+		r.mu.Unlock()
+	}
+}
+
+// recordWorkStatuses records when each WorkStatus update's watch event arrives.
+func recordWorkStatuses(r *latencyRun, w watch.Interface) {
+	for ev := range w.ResultChan() {
+		now := time.Now()
+		r.wsEvents[ev.Type]++
+		if ws, ok := ev.Object.(*controlv1alpha1.WorkStatus); ok && ev.Type == watch.Modified {
+			r.mu.Lock()
+			r.wsSeen[ws.ResourceVersion] = now
+			r.mu.Unlock()
+		}
+	}
+}
+
+// sendUpdates writes measureUpdates WorkStatus updates (each a new, larger availableReplicas) on
+// workers goroutines, each pausing pace after each write: the pace is what a phase measures
+// under.
+func (f *latencyFixture) sendUpdates(r *latencyRun, workers int, pace time.Duration) {
+	t, ctx := f.t, context.Background()
+	var next int
+	var nmu sync.Mutex
+	parallel(workers, measureUpdates, func(int) {
+		nmu.Lock()
+		u := next
+		next++
+		f.value++
+		v := f.value
+		nmu.Unlock()
+		o, w := u%measureObjects, (u*7+u/measureObjects)%measureWECs
+		f.mu.Lock()
+		ws := f.workStatuses[wsKey{o, w}].DeepCopy()
+		f.mu.Unlock()
+		raw, _ := json.Marshal(deploymentStatus(3, int64(v), 1))
+		ws.Status = controlv1alpha1.RawStatus{RawExtension: runtime.RawExtension{Raw: raw}}
+		at := time.Now()
+		r.mu.Lock()
+		r.pending[o] = append(r.pending[o], pendingUpdate{value: v, at: at})
+		r.mu.Unlock()
+		if err := f.c.Status().Update(ctx, ws); err != nil {
+			t.Errorf("update: %v", err)
+			return
+		}
+		r.mu.Lock()
+		r.wsSent[ws.ResourceVersion] = at
+		r.mu.Unlock()
+		f.mu.Lock()
+		f.workStatuses[wsKey{o, w}] = ws
+		f.mu.Unlock()
+		if pace > 0 {
+			time.Sleep(pace) // the phase's pace: the updates are spread out on purpose
+		}
+	})
 }
 
 // parallel runs f(0..n-1) on workers goroutines.
@@ -290,28 +349,4 @@ func summary(samples []float64) map[string]any {
 		return math.Round(s[max(i, 0)]*1e4) / 10
 	}
 	return map[string]any{"n": len(s), "medianMs": q(0.5), "p99Ms": q(0.99), "maxMs": q(1)}
-}
-
-// writeCount is the manager's statusfold_writes_total{what="combinedstatus",op="apply"}.
-func writeCount(t *testing.T) float64 {
-	t.Helper()
-	mfs, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "statusfold_writes_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["what"] == "combinedstatus" && labels["op"] == "apply" {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
 }

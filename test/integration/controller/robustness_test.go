@@ -1,22 +1,15 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
-	dto "github.com/prometheus/client_model/go"
-	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
@@ -24,230 +17,12 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/statusfold/statusfold/aggregator"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/test/framework"
 	"github.com/statusfold/statusfold/webhooks/check"
 )
-
-// logBuffer collects a manager's log lines at default verbosity (V(0)) only.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) logger() logr.Logger {
-	return funcr.New(func(prefix, args string) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		fmt.Fprintf(&l.buf, "%s %s\n", prefix, args)
-	}, funcr.Options{Verbosity: 0})
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// startLoggedManager runs the reconciler in-process as startManager does, but with cfg (e.g. an
-// impersonating one) and with its log at default verbosity collected in the returned buffer
-// (printed when the test fails, after the manager stopped).
-func startLoggedManager(t *testing.T, cp *framework.ControlPlane, cfg *rest.Config, opts aggregator.Options) *logBuffer {
-	t.Helper()
-	logs := &logBuffer{}
-	t.Cleanup(func() { // registered first: runs after startManagerWith's stop
-		if t.Failed() {
-			t.Logf("manager log:\n%s", tail(logs.String(), 4000))
-		}
-	})
-	startManagerWith(t, cp, cfg, opts, logs.logger())
-	return logs
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
-}
-
-// events lists the Events about the named object with the given reason.
-func events(c client.Client, ns, name, reason string) ([]eventsv1.Event, error) {
-	if ns == "" {
-		ns = metav1.NamespaceDefault
-	}
-	var list eventsv1.EventList
-	if err := c.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
-		return nil, err
-	}
-	var out []eventsv1.Event
-	for _, e := range list.Items {
-		if e.Regarding.Name == name && e.Reason == reason {
-			out = append(out, e)
-		}
-	}
-	return out, nil
-}
-
-// expectEvent waits for a Warning Event with the reason about the named object (ns "" for a
-// cluster-scoped one) whose note contains text.
-func expectEvent(t *testing.T, c client.Client, ns, name, reason, text string) {
-	t.Helper()
-	eventually(t, fmt.Sprintf("%s Event on %s", reason, name), func() error {
-		evs, err := events(c, ns, name, reason)
-		if err != nil {
-			return err
-		}
-		if len(evs) == 0 || !strings.Contains(evs[0].Note, text) || evs[0].Type != "Warning" {
-			return fmt.Errorf("events %+v", evs)
-		}
-		return nil
-	})
-}
-
-// counter reads a counter of controller-runtime's registry (statusfold's metrics are there) with
-// the given label value (label "" : no label).
-func counter(t *testing.T, name, label, value string) float64 {
-	t.Helper()
-	mfs, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if label == "" || hasLabel(m, label, value) {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
-}
-
-func hasLabel(m *dto.Metric, name, value string) bool {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name && l.GetValue() == value {
-			return true
-		}
-	}
-	return false
-}
-
-func customObject(t *testing.T, c client.Client, gvk schema.GroupVersionKind, ns, name string) *unstructured.Unstructured {
-	t.Helper()
-	ensureNamespace(t, c, ns)
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk)
-	u.SetNamespace(ns)
-	u.SetName(name)
-	u.Object["spec"] = map[string]any{"size": int64(1)}
-	if err := c.Create(context.Background(), u); err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
-
-func customRef(gvk schema.GroupVersionKind, resource string, u *unstructured.Unstructured) controlv1alpha1.SourceRef {
-	return controlv1alpha1.SourceRef{Group: gvk.Group, Version: gvk.Version, Resource: resource, Kind: gvk.Kind,
-		Namespace: u.GetNamespace(), Name: u.GetName()}
-}
-
-var (
-	widgetGVK = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
-	gaugeGVK  = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Gauge"}
-)
-
-func testCRDs() string {
-	return filepath.Join(framework.RepoRoot(), "test", "integration", "controller", "testdata")
-}
-
-// expectStatus waits until the object's .status, read from the apiserver, satisfies check.
-func expectStatus(t *testing.T, c client.Client, gvk schema.GroupVersionKind, ns, name string, check func(status map[string]any) error) {
-	t.Helper()
-	eventually(t, fmt.Sprintf("status of %s %s/%s", gvk.Kind, ns, name), func() error {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(gvk)
-		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
-			return err
-		}
-		status, _, _ := unstructured.NestedMap(u.Object, "status")
-		return check(status)
-	})
-}
-
-// TestSchemaSkew: a WEC reports status fields that the WDS's schema of the kind lacks (as a WEC
-// running a newer Kubernetes does). The returned status is written without them, an Event on
-// the workload object and a metric say what was dropped; a kind whose status preserves unknown
-// fields gets everything.
-func TestSchemaSkew(t *testing.T) {
-	cp := framework.RunControlPlane(t, framework.WithExtraCRDs(testCRDs()))
-	c := cp.Client
-	addCluster(t, c, "wec1", map[string]string{"name": "wec1"})
-	startManager(t, cp, aggregator.Options{})
-	const ns = "skew"
-
-	t.Run("Deployment", func(t *testing.T) {
-		before := counter(t, "statusfold_status_fields_dropped_total", "reason", "schema")
-		d := deployment(t, c, ns, "web", 3, nil)
-		create(t, c, policy("skew-deployment", []string{"wec1"}, clause("apps", "deployments", ns, []string{"web"}, singleton)))
-		st := deploymentStatus(3, 2, 1)
-		st["extra"] = map[string]any{"a": int64(1)}
-		report(t, c, "wec1", deploymentRef(d), st, applied(1))
-		got := expectReturn(t, c, d, "1", 2)
-		if got.observedGen != 1 {
-			t.Errorf("observedGeneration = %d, want 1", got.observedGen)
-		}
-		u, err := getObject(c, d, ns, "web")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, found, _ := unstructured.NestedFieldNoCopy(u.Object, "status", "extra"); found {
-			t.Errorf("status.extra written: %v", u.Object["status"])
-		}
-		expectEvent(t, c, ns, "web", "StatusFieldsDropped", ".status.extra")
-		if after := counter(t, "statusfold_status_fields_dropped_total", "reason", "schema"); after < before+1 {
-			t.Errorf("statusfold_status_fields_dropped_total{reason=schema} went from %v to %v, want at least +1", before, after)
-		}
-	})
-
-	t.Run("PreserveUnknownFieldsCRD", func(t *testing.T) {
-		w := customObject(t, c, widgetGVK, ns, "w1")
-		create(t, c, policy("skew-widget", []string{"wec1"}, clause("example.com", "widgets", ns, []string{"w1"}, singleton)))
-		report(t, c, "wec1", customRef(widgetGVK, "widgets", w),
-			map[string]any{"phase": "Ready", "extra": map[string]any{"a": int64(1)}}, applied(1))
-		expectStatus(t, c, widgetGVK, ns, "w1", func(status map[string]any) error {
-			if status["phase"] != "Ready" || fmt.Sprint(status["extra"]) != "map[a:1]" {
-				return fmt.Errorf("status %v, want phase Ready and extra {a: 1}", status)
-			}
-			return nil
-		})
-		if evs, err := events(c, ns, "w1", "StatusFieldsDropped"); err != nil || len(evs) > 0 {
-			t.Errorf("StatusFieldsDropped events for a kind that preserves unknown fields: %+v (%v)", evs, err)
-		}
-	})
-
-	t.Run("DeclaredStatusCRD", func(t *testing.T) {
-		g := customObject(t, c, gaugeGVK, ns, "g1")
-		create(t, c, policy("skew-gauge", []string{"wec1"}, clause("example.com", "gauges", ns, []string{"g1"}, singleton)))
-		report(t, c, "wec1", customRef(gaugeGVK, "gauges", g),
-			map[string]any{"phase": "Ready", "level": int64(4), "extra": map[string]any{"a": int64(1)}}, applied(1))
-		expectStatus(t, c, gaugeGVK, ns, "g1", func(status map[string]any) error {
-			if status["phase"] != "Ready" || fmt.Sprint(status["level"]) != "4" {
-				return fmt.Errorf("status %v, want phase Ready and level 4", status)
-			}
-			if _, ok := status["extra"]; ok {
-				return fmt.Errorf("status %v has extra", status)
-			}
-			return nil
-		})
-		expectEvent(t, c, ns, "g1", "StatusFieldsDropped", ".status.extra")
-	})
-}
 
 // panickingSchemas is the WDS's schema resolver with a panic injected for one kind: every
 // evaluation that returns status into an object of that kind panics.
@@ -408,59 +183,4 @@ func TestUnlistableResource(t *testing.T) {
 	if !strings.Contains(logs.String(), "brokens") {
 		t.Errorf("the unlistable resource is not named in the log at default verbosity")
 	}
-}
-
-// TestConflictNotReapplied: when another field manager owns a status field with another value,
-// statusfold writes the rest once; later evaluations of the same status do not apply it again
-// (each such apply would conflict again and emit another Event). A changed status is written.
-func TestConflictNotReapplied(t *testing.T) {
-	cp := framework.RunControlPlane(t)
-	c := cp.Client
-	addCluster(t, c, "wec1", map[string]string{"name": "wec1"})
-	startManager(t, cp, aggregator.Options{})
-	const ns = "conflict"
-	d := deployment(t, c, ns, "web", 3, nil)
-	create(t, c, policy(ns, []string{"wec1"}, clause("apps", "deployments", ns, []string{"web"}, singleton)))
-	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 3, 1), applied(1))
-	expectReturn(t, c, d, "1", 3)
-	takeStatusField(t, c, d, "readyReplicas", 3)
-	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 2, 1), applied(1))
-	expectAvailable := func(want int64) {
-		t.Helper()
-		eventually(t, fmt.Sprintf("availableReplicas %d returned, readyReplicas left to the other manager", want), func() error {
-			u, err := getObject(c, d, ns, d.Name)
-			if err != nil {
-				return err
-			}
-			avail, _, _ := unstructured.NestedInt64(u.Object, "status", "availableReplicas")
-			ready, _, _ := unstructured.NestedInt64(u.Object, "status", "readyReplicas")
-			if avail != want || ready != 3 {
-				return fmt.Errorf("availableReplicas %d, readyReplicas %d", avail, ready)
-			}
-			return nil
-		})
-	}
-	expectAvailable(2)
-	time.Sleep(time.Second) // the first conflicting apply is counted
-	conflicts := counter(t, "statusfold_status_conflicts_total", "", "")
-	evals := counter(t, "statusfold_evaluations_total", "kind", "object")
-	// The same reported state again (a new lastCurrencyUpdateTime, whole seconds, each time):
-	// evaluations with nothing new to write.
-	for range 3 {
-		time.Sleep(1100 * time.Millisecond)
-		report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 2, 1), applied(1))
-	}
-	eventually(t, "the re-reports evaluated", func() error {
-		if n := counter(t, "statusfold_evaluations_total", "kind", "object"); n < evals+3 {
-			return fmt.Errorf("%v evaluations since, want at least 3", n-evals)
-		}
-		return nil
-	})
-	time.Sleep(500 * time.Millisecond)
-	if n := counter(t, "statusfold_status_conflicts_total", "", ""); n != conflicts {
-		t.Errorf("%v more conflicting applies of an unchanged status, want 0", n-conflicts)
-	}
-	// A changed status is written (and conflicts once more on the other manager's field).
-	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 1, 1), applied(1))
-	expectAvailable(1)
 }

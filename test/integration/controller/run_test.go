@@ -23,7 +23,7 @@ func TestRunServesProbesMetricsAndLeads(t *testing.T) {
 	c := cp.Client
 	ensureNamespace(t, c, "statusfold-system")
 	addCluster(t, c, "wec1", map[string]string{"name": "wec1"})
-	create(t, c, seedCollectors()...)
+	create(t, c, kubestellarDocCollectors()...)
 	addrs := framework.FreeAddrs(t, 2)
 	metricsAddr, probeAddr := addrs[0], addrs[1]
 	ctx, cancel := context.WithCancel(context.Background())

@@ -21,7 +21,7 @@ func TestSeparateITS(t *testing.T) {
 	its := framework.RunControlPlane(t)
 	addCluster(t, its.Client, "wec1", map[string]string{"name": "wec1"})
 	addCluster(t, its.Client, "wec2", map[string]string{"name": "wec2"})
-	create(t, wds.Client, seedCollectors()...)
+	create(t, wds.Client, kubestellarDocCollectors()...)
 	ns := "topology"
 	d := deployment(t, wds.Client, ns, "web", 3, nil)
 	create(t, wds.Client, policy(ns, []string{"wec1", "wec2"},

@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -26,24 +26,8 @@ import (
 func TestOldFormCombinedStatusRewritten(t *testing.T) {
 	cp := framework.RunControlPlane(t)
 	c := cp.Client
-	for _, w := range []string{"wec1", "wec2"} {
-		addCluster(t, c, w, map[string]string{"name": w})
-	}
 	ns := "old-form"
-	d := deployment(t, c, ns, "web", 3, nil)
-	create(t, c,
-		&controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "full-status"}, Spec: controlv1alpha1.StatusCollectorSpec{
-			Select: []controlv1alpha1.NamedExpression{{Name: "wec", Def: "inventory.name"}, {Name: "status", Def: "returned.status"}}}},
-		&controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "count-sum"}, Spec: controlv1alpha1.StatusCollectorSpec{
-			CombinedFields: []controlv1alpha1.NamedAggregator{{Name: "count", Type: controlv1alpha1.AggregatorTypeCount},
-				{Name: "sum", Type: controlv1alpha1.AggregatorTypeSum, Subject: expr("returned.status.availableReplicas")}}}},
-		// Two pairs: one whose old form differs only in its Object cell, one only in its errors
-		// and its COUNT.
-		policy("values", []string{"wec1", "wec2"}, clause("apps", "deployments", ns, []string{"web"}, collectors("full-status"))),
-		policy("errors", []string{"wec1", "wec2"}, clause("apps", "deployments", ns, []string{"web"}, collectors("count-sum"))),
-	)
-	report(t, c, "wec1", deploymentRef(d), map[string]any{"availableReplicas": int64(3), "phase": "Running"}, applied(d.Generation))
-	// wec2 has reported nothing.
+	d := oldFormInputs(t, c, ns)
 
 	// A first run resolves the Bindings and writes both CombinedStatuses; then the manager stops,
 	// and the CombinedStatuses are put back as the earlier statusfold wrote them, under its CRD.
@@ -51,40 +35,9 @@ func TestOldFormCombinedStatusRewritten(t *testing.T) {
 	expectResult(t, c, d, "values", ns, "full-status", [][]string{{"wec1", `{"availableReplicas":3,"phase":"Running"}`}, {"wec2", "null"}})
 	expectResult(t, c, d, "errors", ns, "count-sum", [][]string{{"1", "3"}})
 	stop()
-
-	setCRDSchema(t, c, "testdata/combinedstatuses-before-kubestellar-wire-format.yaml")
-	oldValues := map[string]any{"name": "full-status", "columnNames": []any{"wec", "status"}, "rows": []any{
-		map[string]any{"columns": []any{
-			map[string]any{"type": "String", "string": "wec1"},
-			map[string]any{"type": "Object", "object": map[string]any{
-				"availableReplicas": map[string]any{"type": "Number", "float": "3"},
-				"phase":             map[string]any{"type": "String", "string": "Running"}}}}},
-		map[string]any{"columns": []any{map[string]any{"type": "String", "string": "wec2"}, map[string]any{"type": "Null"}}},
-	}}
-	oldErrors := map[string]any{"name": "count-sum", "columnNames": []any{"count", "sum"}, "rows": []any{
-		map[string]any{"columns": []any{map[string]any{"type": "Number", "float": "2"}, map[string]any{"type": "Number", "float": "3"}}},
-	}, "errors": []any{map[string]any{"wec": "wec2", "columnName": "sum", "error": "no such key: availableReplicas"}}}
-	valuesName := writeOldForm(t, c, d, "values", oldValues)
-	errorsName := writeOldForm(t, c, d, "errors", oldErrors)
-
-	setCRDSchema(t, c, filepath.Join(framework.RepoRoot(), "config/crd/bases/control.kubestellar.io_combinedstatuses.yaml"))
-	// The stored objects are still in the old form: the new schema keeps unknown fields in cells.
-	u, err := getCombinedStatus(c, ns, valuesName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if typ, _, _ := unstructured.NestedString(firstRowCell(t, u, 1), "object", "availableReplicas", "type"); typ != "Number" {
-		t.Fatalf("precondition: the stored Object cell is not in the old form: %v", u.Object["results"])
-	}
-	if u, err = getCombinedStatus(c, ns, errorsName); err != nil {
-		t.Fatal(err)
-	}
-	if count, _, _ := unstructured.NestedString(firstRowCell(t, u, 0), "float"); count != "2" {
-		t.Fatalf("precondition: the stored COUNT is %q, not the old form's 2: %v", count, u.Object["results"])
-	}
+	valuesName, errorsName := storeOldForms(t, c, d)
 
 	startManager(t, cp, aggregator.Options{})
-
 	eventually(t, "the Object cell rewritten as plain JSON", func() error {
 		u, err := getCombinedStatus(c, ns, valuesName)
 		if err != nil {
@@ -98,30 +51,102 @@ func TestOldFormCombinedStatusRewritten(t *testing.T) {
 		return nil
 	})
 	eventually(t, "errors rewritten as rowErrors, the failing row left out of COUNT", func() error {
-		u, err := getCombinedStatus(c, ns, errorsName)
-		if err != nil {
-			return err
-		}
-		results, _, _ := unstructured.NestedSlice(u.Object, "results")
-		if len(results) != 1 {
-			return fmt.Errorf("results %v", results)
-		}
-		r := results[0].(map[string]any)
-		if _, has := r["errors"]; has {
-			return fmt.Errorf("still has errors: %v", r)
-		}
-		rowErrs, _, _ := unstructured.NestedSlice(r, "rowErrors")
-		if len(rowErrs) != 1 {
-			return fmt.Errorf("rowErrors %v", rowErrs)
-		}
-		if id, _, _ := unstructured.NestedString(rowErrs[0].(map[string]any), "wec", "clusterId"); id != "wec2" {
-			return fmt.Errorf("rowErrors[0] %v, want wec.clusterId wec2", rowErrs[0])
-		}
-		if count, _, _ := unstructured.NestedString(firstRowCell(t, u, 0), "float"); count != "1" {
-			return fmt.Errorf("count %q, want 1 (wec2's subject failed)", count)
-		}
-		return nil
+		return rewrittenErrors(t, c, ns, errorsName)
 	})
+}
+
+// oldFormInputs makes TestOldFormCombinedStatusRewritten's inputs in ns: a Deployment bound to
+// wec1 and wec2 by two policies with a collector each — one whose old form differs only in its
+// Object cell, one only in its errors and its COUNT — and wec1's report (wec2 reports nothing).
+func oldFormInputs(t *testing.T, c client.Client, ns string) *appsv1.Deployment {
+	t.Helper()
+	for _, w := range []string{"wec1", "wec2"} {
+		addCluster(t, c, w, map[string]string{"name": w})
+	}
+	d := deployment(t, c, ns, "web", 3, nil)
+	create(t, c,
+		&controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "full-status"}, Spec: controlv1alpha1.StatusCollectorSpec{
+			Select: []controlv1alpha1.NamedExpression{{Name: "wec", Def: "inventory.name"}, {Name: "status", Def: "returned.status"}}}},
+		&controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: "count-sum"}, Spec: controlv1alpha1.StatusCollectorSpec{
+			CombinedFields: []controlv1alpha1.NamedAggregator{{Name: "count", Type: controlv1alpha1.AggregatorTypeCount},
+				{Name: "sum", Type: controlv1alpha1.AggregatorTypeSum, Subject: expr("returned.status.availableReplicas")}}}},
+		policy("values", []string{"wec1", "wec2"}, clause("apps", "deployments", ns, []string{"web"}, collectors("full-status"))),
+		policy("errors", []string{"wec1", "wec2"}, clause("apps", "deployments", ns, []string{"web"}, collectors("count-sum"))),
+	)
+	report(t, c, "wec1", deploymentRef(d), map[string]any{"availableReplicas": int64(3), "phase": "Running"}, applied(d.Generation))
+	return d
+}
+
+// The results of TestOldFormCombinedStatusRewritten's two pairs as the earlier statusfold wrote
+// them: an Object cell of nested typed values; `errors[]{wec: NAME}`, and a COUNT that counts the
+// row whose subject failed.
+var (
+	oldFormValues = map[string]any{"name": "full-status", "columnNames": []any{"wec", "status"}, "rows": []any{
+		map[string]any{"columns": []any{
+			map[string]any{"type": "String", "string": "wec1"},
+			map[string]any{"type": "Object", "object": map[string]any{
+				"availableReplicas": map[string]any{"type": "Number", "float": "3"},
+				"phase":             map[string]any{"type": "String", "string": "Running"}}}}},
+		map[string]any{"columns": []any{map[string]any{"type": "String", "string": "wec2"}, map[string]any{"type": "Null"}}},
+	}}
+	oldFormErrors = map[string]any{"name": "count-sum", "columnNames": []any{"count", "sum"}, "rows": []any{
+		map[string]any{"columns": []any{map[string]any{"type": "Number", "float": "2"}, map[string]any{"type": "Number", "float": "3"}}},
+	}, "errors": []any{map[string]any{"wec": "wec2", "columnName": "sum", "error": "no such key: availableReplicas"}}}
+)
+
+// storeOldForms puts the earlier CRD back, stores d's two CombinedStatuses in their old form under
+// it, then installs the current CRD and checks that the stored objects are still in the old form
+// (the new schema keeps unknown fields in cells). It returns their names.
+func storeOldForms(t *testing.T, c client.Client, d *appsv1.Deployment) (valuesName, errorsName string) {
+	t.Helper()
+	ns := d.Namespace
+	setCRDSchema(t, c, "testdata/combinedstatuses-before-kubestellar-wire-format.yaml")
+	valuesName = writeOldForm(t, c, d, "values", oldFormValues)
+	errorsName = writeOldForm(t, c, d, "errors", oldFormErrors)
+
+	setCRDSchema(t, c, filepath.Join(framework.RepoRoot(), "config/crd/bases/control.kubestellar.io_combinedstatuses.yaml"))
+	u, err := getCombinedStatus(c, ns, valuesName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ, _, _ := unstructured.NestedString(firstRowCell(t, u, 1), "object", "availableReplicas", "type"); typ != "Number" {
+		t.Fatalf("precondition: the stored Object cell is not in the old form: %v", u.Object["results"])
+	}
+	if u, err = getCombinedStatus(c, ns, errorsName); err != nil {
+		t.Fatal(err)
+	}
+	if count, _, _ := unstructured.NestedString(firstRowCell(t, u, 0), "float"); count != "2" {
+		t.Fatalf("precondition: the stored COUNT is %q, not the old form's 2: %v", count, u.Object["results"])
+	}
+	return valuesName, errorsName
+}
+
+// rewrittenErrors checks that the stored "errors" CombinedStatus is in the current wire form:
+// rowErrors naming wec2 instead of errors, and a COUNT without wec2's row (its subject failed).
+func rewrittenErrors(t *testing.T, c client.Client, ns, name string) error {
+	u, err := getCombinedStatus(c, ns, name)
+	if err != nil {
+		return err
+	}
+	results, _, _ := unstructured.NestedSlice(u.Object, "results")
+	if len(results) != 1 {
+		return fmt.Errorf("results %v", results)
+	}
+	r := results[0].(map[string]any)
+	if _, has := r["errors"]; has {
+		return fmt.Errorf("still has errors: %v", r)
+	}
+	rowErrs, _, _ := unstructured.NestedSlice(r, "rowErrors")
+	if len(rowErrs) != 1 {
+		return fmt.Errorf("rowErrors %v", rowErrs)
+	}
+	if id, _, _ := unstructured.NestedString(rowErrs[0].(map[string]any), "wec", "clusterId"); id != "wec2" {
+		return fmt.Errorf("rowErrors[0] %v, want wec.clusterId wec2", rowErrs[0])
+	}
+	if count, _, _ := unstructured.NestedString(firstRowCell(t, u, 0), "float"); count != "1" {
+		return fmt.Errorf("count %q, want 1 (wec2's subject failed)", count)
+	}
+	return nil
 }
 
 var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
@@ -254,22 +279,27 @@ func TestUnchangedCellsNotRewritten(t *testing.T) {
 	// statusfold writes z as 18446744073709551615; the apiserver stores the nearest double.
 	cs := expectResult(t, c, d, "constant", ns, "constant", [][]string{{`{"a":["\u003c\u0026\u003e",0.1,2],"z":18446744073709552000}`}})
 	rv := cs.ResourceVersion
+	cacheHoldsCombinedStatuses(t, c, d, "changing", ns)
 	// Each report evaluates both pairs of the object: the changing one is applied, the constant
 	// one, equal as JSON values to what the apiserver holds, must not be.
+	evaluationsSettled(t, "object", objectsController) // every earlier write is counted
 	before := writeCount(t)
 	const reports = 5
 	for n := int64(2); n < 2+reports; n++ {
-		report(t, c, "wec1", deploymentRef(d), map[string]any{"n": n}, applied(d.Generation))
+		reportStatus(t, c, "wec1", deploymentRef(d), map[string]any{"n": n})
 		expectResult(t, c, d, "changing", ns, "n", [][]string{{fmt.Sprint(n)}})
 	}
-	time.Sleep(500 * time.Millisecond) // the reconcile that wrote the last change may still be writing
-	// One apply per change of the changing pair. An evaluation that runs before the informer cache
-	// holds statusfold's own last write applies that pair once more (a no-op for the apiserver);
-	// under -race on a loaded machine that happened once in a full run. Re-applying the constant
-	// pair at each evaluation would add at least one apply per report.
-	if got := writeCount(t) - before; got < reports || got >= 2*reports {
-		t.Errorf("%v CombinedStatus applies for %d changes of one pair, want %d (at most %d with cache lag): the unchanged pair was applied again",
-			got, reports, reports, 2*reports-1)
+	evaluationsSettled(t, "object", objectsController) // the last change's write is counted
+	// Exactly one apply per change of the changing pair. Each report changes only the WorkStatus's
+	// status (reportStatus): one watch event, so one evaluation, which finds the changing pair's
+	// new value unlike anything written before (one apply, whether or not the manager's cache
+	// already holds the previous write) and the constant pair as the cache holds it, since before
+	// the first report (cacheHoldsCombinedStatuses): no apply. (With report, a new
+	// lastCurrencyUpdateTime made a second event; its evaluation could find the cache without
+	// the pair's last write and apply it once more, so the count was only bounded.) Re-applying
+	// the constant pair at each evaluation would add one apply per report.
+	if got := writeCount(t) - before; got != reports {
+		t.Errorf("%v CombinedStatus applies for %d changes of one pair, want %d: the unchanged pair was applied again", got, reports, reports)
 	}
 	cs, err := combinedStatus(c, d, "constant", ns)
 	if err != nil {
@@ -278,4 +308,22 @@ func TestUnchangedCellsNotRewritten(t *testing.T) {
 	if cs.ResourceVersion != rv {
 		t.Errorf("the unchanged CombinedStatus changed: resourceVersion %s → %s", rv, cs.ResourceVersion)
 	}
+}
+
+// cacheHoldsCombinedStatuses makes sure that the manager's cache holds every CombinedStatus
+// write made so far, and that every evaluation it started has ended: another writer labels the
+// CombinedStatus of (obj, policyName), which is not statusfold's own write, so it queues obj;
+// the evaluation it causes reads the label from the cache, which then holds every earlier event of
+// the same watch (all CombinedStatuses), statusfold's writes included. That evaluation has nothing
+// to write (an extra label is not statusfold's to remove).
+func cacheHoldsCombinedStatuses(t *testing.T, c client.Client, obj client.Object, policyName, ns string) {
+	t.Helper()
+	cs, err := combinedStatus(c, obj, policyName, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evals := counter(t, "statusfold_evaluations_total", "kind", "object")
+	setLabel(t, c, cs, "example.com/touched", "yes")
+	awaitEvaluations(t, evals+1)
+	evaluationsSettled(t, "object", objectsController)
 }

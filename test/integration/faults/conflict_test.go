@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -11,7 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusfold/statusfold/policy/aggregation"
+	"github.com/statusfold/statusfold/test/framework"
 	"github.com/statusfold/statusfold/test/load"
 )
 
@@ -60,12 +65,14 @@ func TestConflictingStatusWriter(t *testing.T) {
 		}
 		return rng.IntN(fx.Objects)
 	}, 4)
-	// Let statusfold act on the stream, then check the other controller's fields.
-	time.Sleep(3 * time.Second)
-	u, err := deployments.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Then check the other controller's fields, once statusfold has returned the victim's status
+	// for the stream's last update: its returned status equals a fresh aggregate of the final
+	// inputs in every field but the other controller's. Each update of the victim carries a later
+	// Progressing condition, which the aggregate copies, so the status shows the write made for
+	// the victim's last update (a later evaluation of the same inputs writes nothing new). One
+	// apply writes all its fields at once: had that write, or any before it, taken the other
+	// controller's fields or removed them, that shows now too.
+	u := requireReturnedExcept(t, cp, fx, victim, withoutOtherControllerFields, 60*time.Second)
 	for field, want := range map[string]int64{"collisionCount": theirs, "terminatingReplicas": 7} {
 		got, _, _ := unstructured.NestedInt64(u.Object, "status", field)
 		if got != want {
@@ -84,4 +91,60 @@ func TestConflictingStatusWriter(t *testing.T) {
 	}
 	// Every other object still converges.
 	requireConvergedExcept(t, cp, fx, victim, 60*time.Second)
+}
+
+// withoutOtherControllerFields is a copy of a Deployment status without what the other controller
+// of TestConflictingStatusWriter owns: collisionCount, terminatingReplicas and its ExternalCheck
+// condition.
+func withoutOtherControllerFields(status map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range status {
+		out[k] = v
+	}
+	delete(out, "collisionCount")
+	delete(out, "terminatingReplicas")
+	if conds, ok := out["conditions"].([]any); ok {
+		var kept []any
+		for _, c := range conds {
+			if cm, _ := c.(map[string]any); cm["type"] != "ExternalCheck" {
+				kept = append(kept, c)
+			}
+		}
+		out["conditions"] = kept
+	}
+	return out
+}
+
+// requireReturnedExcept waits until the returned status of object j, without what omit takes out,
+// equals a fresh evaluation of the current inputs without the same, and returns the object then.
+func requireReturnedExcept(t *testing.T, cp *framework.ControlPlane, fx *load.Fixture, j int, omit func(map[string]any) map[string]any, timeout time.Duration) *unstructured.Unstructured {
+	t.Helper()
+	ctx := context.Background()
+	name := load.ObjectName(j)
+	var obj *unstructured.Unstructured
+	var diff string
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		exp, err := computeExpected(ctx, t, cp.Client, fx)
+		if err != nil {
+			return false, err
+		}
+		obj = &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"})
+		if err := cp.Client.Get(ctx, client.ObjectKey{Namespace: load.ObjectNamespace, Name: name}, obj); err != nil {
+			return false, err
+		}
+		status, _, _ := unstructured.NestedMap(obj.Object, "status")
+		got, want := typedDeploymentStatus(omit(status)), typedDeploymentStatus(omit(exp.returned[name]))
+		if aggregation.SameJSON(got, want) {
+			return true, nil
+		}
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		diff = fmt.Sprintf("\n got %s\nwant %s", g, w)
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("the returned status of %s does not reflect the last update: %v%s", name, err, diff)
+	}
+	return obj
 }
