@@ -4,20 +4,20 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
-	"time"
 
-	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/discovery"
-	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/utils/clock"
-	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/go-logr/logr"
+
+	"github.com/statusfold/statusfold/aggregator/internal/index"
+	"github.com/statusfold/statusfold/aggregator/internal/itscache"
+	"github.com/statusfold/statusfold/aggregator/internal/resources"
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 	"github.com/statusfold/statusfold/policy/aggregation"
@@ -25,95 +25,24 @@ import (
 	"github.com/statusfold/statusfold/webhooks/check"
 )
 
-// FieldManager is the server-side apply field manager of every statusfold write.
-const FieldManager = "statusfold"
-
-// LabelExecutingCount is the label that holds |Q| while a status return is requested (docs/rules.md "Status return").
-const LabelExecutingCount = "kubestellar.io/executing-count"
-
-// KubeStellar's labels on a workload object whose `.status` holds a returned status (docs/rules.md "Wire format"), with
-// the value "true": one WEC's reported state copied, or several WECs' aggregated. statusfold writes
-// them beside LabelExecutingCount, and removes them with it, as KubeStellar's status controller does.
-const (
-	LabelSingletonStatus = "managed-by.kubestellar.io/singletonstatus"
-	LabelMultiWECStatus  = "managed-by.kubestellar.io/multiwecstatus"
-)
-
-// returnLabels are the labels statusfold maintains on workload objects.
-var returnLabels = []string{LabelExecutingCount, LabelSingletonStatus, LabelMultiWECStatus}
-
-// Aggregator is the reconciler: the event handlers that map changes to work items (handlers.go),
-// the three controllers that work them off (controllers.go), and the parts those run, each with
-// only the dependencies it uses (see the package documentation). Setup builds it and adds its
-// controllers to the manager.
+// Aggregator is the reconciler that Setup added to a manager, as its callers see it.
 type Aggregator struct {
-	opts     Options
-	log      logr.Logger
-	wdsCache cache.Cache
-	live     client.Reader // uncached reads of the WDS
-	its      cluster.Cluster
-	catalog  *catalog
-	metrics  *metrics
-	report   *reporter
-
-	// The controllers' queues (the event handlers feed them) and reconcilers.
-	objects  *coalescingQueue[ObjectKey]
-	policies *coalescingQueue[string]
-	kinds    *coalescingQueue[kindKey]
-	// pacer paces the objects controller's writes (nil: Options.MaxWriteDelay turns it off).
-	pacer *Pacer[ObjectKey]
-
-	objectR *objectReconciler
-	policyR *policyReconciler
-	kindsR  *kindsReconciler
-
-	// State that the event handlers keep up to date for the parts.
-	wecs       *wecIndex
-	reports    *reportCache
-	pruners    *prunerCache
-	dests      *destsCache
-	pending    *eventTimes
-	ownWrites  *ownWrites
-	clusterGen *atomic.Uint64
-	orphans    *sync.Map // ObjectKey → struct{}: see gatherer.orphans
-	watches    *watcher
-
-	// labelled is closed when the start's sweep for objects carrying the executing-count label
-	// (enqueueLabelled) has queued them: the first pass includes them.
-	labelled chan struct{}
-
-	// versionRefresh and ownVersionRefresh: see onWorkload.
-	versionRefresh, ownVersionRefresh time.Duration
-	// servesAggregationPolicies reports whether the AggregationPolicy kind is served (then it is
-	// watched), as found when the controllers start.
-	servesAggregationPolicies func() bool
+	watches *resources.Watcher
 }
 
+// WatchedResources lists the workload resources whose informers run, sorted.
+func (a *Aggregator) WatchedResources() []string { return a.watches.List() }
+
 // Setup adds the reconciler to mgr: the ITS cluster (a separate cache, reading only this WDS's
-// WorkStatuses), the field indexes, and the three controllers (controllers.go), which run while
-// the manager leads. Start mgr afterwards.
+// WorkStatuses), the field indexes, and the three controllers (setup.go: buildParts,
+// addControllers), which run while the manager leads. Start mgr afterwards.
 func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
-	itsCfg := opts.ITSConfig
-	if itsCfg == nil {
-		itsCfg = mgr.GetConfig()
-	}
-	newInformer, err := itsInformers(itsCfg, mgr.GetScheme())
+	its, err := newITSCluster(mgr, opts)
 	if err != nil {
 		return nil, err
-	}
-	its, err := cluster.New(itsCfg, func(o *cluster.Options) {
-		o.Scheme = mgr.GetScheme()
-		o.Cache.ByObject = map[client.Object]cache.ByObject{
-			&controlv1alpha1.WorkStatus{}: {Label: labels.SelectorFromSet(labels.Set{controlv1alpha1.LabelOriginWDSName: opts.WDSName})},
-		}
-		o.Cache.DefaultTransform = trimITSObject
-		o.Cache.NewInformer = newInformer // lists trimmed item by item (itslist.go)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("aggregator: ITS client: %w", err)
 	}
 	if err := mgr.Add(its); err != nil {
 		return nil, err
@@ -133,178 +62,51 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: aggregation engine: %w", err)
 	}
-	log := mgr.GetLogger().WithName("aggregator")
-	var pacer *Pacer[ObjectKey] // paces the objects controller's writes (docs/controller.md, "Pacing writes")
-	if opts.MaxWriteDelay > 0 {
-		pacer = NewPacer[ObjectKey](PacerOptions{MaxDelay: opts.MaxWriteDelay, DepthHigh: 4 * opts.Workers, DepthLow: opts.Workers})
-	}
-	recorder := mgr.GetEventRecorder(FieldManager)
-	metrics := newMetrics()
-	a := &Aggregator{
-		opts:     opts,
-		log:      log,
-		wdsCache: mgr.GetCache(),
-		live:     mgr.GetAPIReader(),
-		its:      its,
-		catalog:  newCatalog(disc, opts.CatalogRefresh),
-		metrics:  metrics,
-		objects:  newPacedCoalescingQueue(controllerObjects, opts.CoalesceDelay, pacer, clock.RealClock{}),
-		pacer:    pacer,
-		policies: newCoalescingQueue[string](controllerPolicies, opts.CoalesceDelay),
-		kinds:    newCoalescingQueue[kindKey](controllerKinds, opts.CoalesceDelay),
-
-		wecs:       newWECIndex(),
-		reports:    newReportCache(),
-		pruners:    newPrunerCache(),
-		dests:      newDestsCache(),
-		pending:    newEventTimes(),
-		ownWrites:  &ownWrites{echoes: metrics.echoes},
-		labelled:   make(chan struct{}),
-		clusterGen: &atomic.Uint64{},
-		orphans:    &sync.Map{},
-
-		versionRefresh: DefaultVersionRefreshDelay, ownVersionRefresh: DefaultOwnVersionRefreshDelay,
-	}
-	a.watches = newWatcher(a.wdsCache, opts.WatchSyncTimeout, func(info resourceInfo) toolscache.ResourceEventHandler {
-		return handlerFuncs(a.onWorkload(info))
-	}, log)
-	failures := newThrottle(failureWindow)
-	w := &writer{wds: mgr.GetClient(), schemas: opts.Schemas, trees: newFieldTrees(), servedDrops: lru.New(256),
-		failures: failures, metrics: a.metrics, log: log, recorder: recorder, pacer: pacer}
-	report := &reporter{log: log, recorder: recorder, failures: failures, kinds: a.catalog}
-	a.report = report
-	inputs := &gatherer{cache: a.wdsCache, live: a.live, catalog: a.catalog, watches: a.watches, orphans: a.orphans,
-		wecs: a.wecs, reports: a.reports, pruners: a.pruners, clusterGen: a.clusterGen,
-		inventoryLabels: cachedInventoryLabels(its.GetCache()), metrics: a.metrics, log: log}
-	a.objectR = &objectReconciler{
-		inputs: inputs,
-		combined: &combinedStatusWriter{cache: a.wdsCache, wds: mgr.GetClient(), compiler: compiler, tables: newTableStore(),
-			dests: a.dests, writer: w, ownWrites: a.ownWrites, metrics: a.metrics},
-		returns: &statusReturner{elsewhere: inputs.returnedElsewhere, engine: engine, states: newReturnStates(), memo: newReturnMemo(), dests: a.dests, writer: w,
-			report: report, ownWrites: a.ownWrites, metrics: a.metrics, log: log, recorder: recorder},
-		pending: a.pending,
-		metrics: a.metrics,
-		pacer:   pacer,
-	}
-	a.policyR = &policyReconciler{cache: a.wdsCache, inventory: its.GetCache(), wds: mgr.GetClient(), catalog: a.catalog,
-		watches: a.watches, ownWrites: a.ownWrites, compiler: compiler, writer: w, report: report, metrics: a.metrics,
-		recorder: recorder, mode: opts.BindingResolution}
-	a.kindsR = &kindsReconciler{cache: a.wdsCache, compiler: compiler, policies: engine, writer: w, metrics: a.metrics,
-		recorder: recorder, reevaluate: a.enqueueBoundOf}
-	a.catalog.onRecovered = a.groupRecovered
-	if err := a.addIndexes(context.Background(), mgr); err != nil {
+	p := buildParts(mgr, opts, its, resources.NewCatalog(disc, opts.CatalogRefresh), compiler, engine)
+	if err := index.AddIndexes(context.Background(), mgr); err != nil {
 		return nil, err
 	}
-	// AggregationPolicy is statusfold's own kind: watched only where its CRD is installed.
+	if err := p.addControllers(mgr); err != nil {
+		return nil, err
+	}
+	return &Aggregator{watches: p.watches}, nil
+}
+
+// newITSCluster returns the ITS cluster: its cache holds only this WDS's WorkStatuses (and the
+// inventory), trimmed by itscache.TrimITSObject, WorkStatus lists streamed item by item.
+func newITSCluster(mgr manager.Manager, opts Options) (cluster.Cluster, error) {
+	itsCfg := opts.ITSConfig
+	if itsCfg == nil {
+		itsCfg = mgr.GetConfig()
+	}
+	newInformer, err := itscache.ITSInformers(itsCfg, mgr.GetScheme())
+	if err != nil {
+		return nil, err
+	}
+	its, err := cluster.New(itsCfg, func(o *cluster.Options) {
+		o.Scheme = mgr.GetScheme()
+		o.Cache.ByObject = map[client.Object]cache.ByObject{
+			&controlv1alpha1.WorkStatus{}: {Label: labels.SelectorFromSet(labels.Set{controlv1alpha1.LabelOriginWDSName: opts.WDSName})},
+		}
+		o.Cache.DefaultTransform = itscache.TrimITSObject
+		o.Cache.NewInformer = newInformer // lists trimmed item by item (itscache.ITSInformers)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("aggregator: ITS client: %w", err)
+	}
+	return its, nil
+}
+
+// servesAggregationPolicies returns whether the AggregationPolicy kind is served, asked once, at
+// the first call (when the controllers start): statusfold's own kind is watched only where its
+// CRD is installed.
+func servesAggregationPolicies(mgr manager.Manager, log logr.Logger) func() bool {
 	mapper := mgr.GetRESTMapper()
-	a.servesAggregationPolicies = sync.OnceValue(func() bool {
-		_, err := mapper.RESTMapping(policyv1alpha1.GroupVersion.WithKind(kindAggregationPolicy).GroupKind())
+	return sync.OnceValue(func() bool {
+		_, err := mapper.RESTMapping(policyv1alpha1.GroupVersion.WithKind(rules.KindAggregationPolicy).GroupKind())
 		if err != nil {
-			a.log.Info("AggregationPolicy kind not served: built-in aggregation modules only", "reason", err.Error())
+			log.Info("AggregationPolicy kind not served: built-in aggregation modules only", "reason", err.Error())
 		}
 		return err == nil
 	})
-	if err := a.addControllers(mgr); err != nil {
-		return nil, err
-	}
-	return a, nil
-}
-
-// WatchedResources lists the workload resources whose informers run, sorted.
-func (a *Aggregator) WatchedResources() []string { return a.watches.list() }
-
-// trimITSObject is the ITS cache's transform. Of a WorkStatus it drops the managed fields, which
-// statusfold does not read there, except the newest write time (lastWrite), kept beside the
-// decoded status; it decodes the reported status once, in place of the raw JSON, and interns
-// the strings that repeat across WorkStatuses (cachedstatus.go). Of other objects it drops the
-// managed fields. Smaller cached objects are cheaper to hold, list and copy. It writes nothing to
-// a WorkStatus it already transformed (client-go may hand it one again).
-func trimITSObject(in any) (any, error) {
-	switch o := in.(type) {
-	case *controlv1alpha1.WorkStatus:
-		if transformed(o) {
-			return o, nil // cache readers may hold it: no writes
-		}
-		decodeCachedStatus(o) // first: it keeps the newest write time of the managed fields
-		dropManagedFields(o)
-		internMeta(o)
-		return o, nil
-	case client.Object:
-		if o.GetManagedFields() != nil {
-			o.SetManagedFields(nil)
-		}
-		return o, nil
-	}
-	return in, nil
-}
-
-// addIndexes registers the field indexes the reconciler looks things up by.
-func (a *Aggregator) addIndexes(ctx context.Context, mgr manager.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.Binding{}, indexBindingObjects, func(o client.Object) []string {
-		b := o.(*controlv1alpha1.Binding)
-		var keys []string
-		for _, bo := range BoundObjects(&b.Spec) {
-			keys = append(keys, bo.Key().String())
-		}
-		return keys
-	}); err != nil {
-		return err
-	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.Binding{}, indexBindingCollectors, func(o client.Object) []string {
-		b := o.(*controlv1alpha1.Binding)
-		return bindingCollectors(&b.Spec)
-	}); err != nil {
-		return err
-	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.Binding{}, indexBindingNames, bindingNames); err != nil {
-		return err
-	}
-	// WorkStatuses are found by object through the wecIndex, which the event handler feeds.
-	return mgr.GetFieldIndexer().IndexField(ctx, &controlv1alpha1.CombinedStatus{}, indexCombinedStatusObject, func(o client.Object) []string {
-		if k, ok := combinedStatusObject(o); ok {
-			return []string{k.String()}
-		}
-		return nil
-	})
-}
-
-// bindingsListing lists, from the cache r, the Bindings that list the object key (by
-// indexBindingObjects). They are shared with the cache (no deep copy): only read them.
-func bindingsListing(ctx context.Context, r client.Reader, key ObjectKey) ([]controlv1alpha1.Binding, error) {
-	var bl controlv1alpha1.BindingList
-	if err := r.List(ctx, &bl, client.MatchingFields{indexBindingObjects: key.String()}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
-	}
-	return bl.Items, nil
-}
-
-// Index names.
-const (
-	indexBindingObjects       = "statusfold.objects"
-	indexBindingCollectors    = "statusfold.collectors"
-	indexCombinedStatusObject = "statusfold.object"
-)
-
-func combinedStatusObject(o client.Object) (ObjectKey, bool) {
-	l := o.GetLabels()
-	name, ok := l[controlv1alpha1.LabelCombinedStatusName]
-	if !ok {
-		return ObjectKey{}, false
-	}
-	return ObjectKey{Group: l[controlv1alpha1.LabelCombinedStatusAPIGroup], Resource: l[controlv1alpha1.LabelCombinedStatusResource],
-		Namespace: l[controlv1alpha1.LabelCombinedStatusNamespace], Name: name}, true
-}
-
-func bindingCollectors(spec *controlv1alpha1.BindingSpec) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, bo := range BoundObjects(spec) {
-		for _, c := range bo.Modulation.StatusCollectors {
-			if !seen[c] {
-				seen[c] = true
-				out = append(out, c)
-			}
-		}
-	}
-	return out
 }

@@ -26,40 +26,39 @@
 // Every write is a server-side apply under the field manager FieldManager, so clearing what
 // statusfold returned removes only statusfold's fields. Work is keyed by workload object and
 // coalesced: events arriving within Options.CoalesceDelay of each other cause one evaluation.
-// The objects' writes are paced (Options.MaxWriteDelay, pacer.go): an object written recently
-// waits an adaptive delay that is 0 while the apiserver has room.
+// The objects' writes are paced (Options.MaxWriteDelay, internal/pacing): an object written
+// recently waits an adaptive delay that is 0 while the apiserver has room.
 //
-// # Parts
+// # Packages
 //
-// Setup (aggregator.go) wires the parts; each gets only what it uses. The engines of policy/ sit
-// behind small interfaces: collectorCompiler, aggregationStates, aggregationPolicies.
+// The reconciler is a set of packages under internal/, one responsibility each. Setup (setup.go)
+// is the only place that knows them all: it builds each part from its own dependencies (a Config
+// and New, or a constructor), and adds the three controllers to the manager. The engines of
+// policy/ sit behind small interfaces declared where they are used (collectorCompiler in combined
+// and policies, aggregationStates in statusreturn, aggregationPolicies in kinds). A package
+// imports only packages of lower layers; layers_test.go holds this map as data and enforces it.
 //
-//	controllers.go   three controller-runtime typed controllers, statusfold_objects (ObjectKey),
-//	                 statusfold_policies (policy name), statusfold_kinds (kindKey), each on its
-//	                 coalescingQueue (queue.go; the objects' one paced by a Pacer, pacer.go);
-//	                 eventSource connects the informers' handlers.
-//	handlers.go      Aggregator's event handlers: which keys an event queues; they keep the
-//	                 wecIndex, reportCache, destsCache and echo memory (ownWrites) up to date.
-//	enqueue.go       queueing in bulk: at start, and for changes that affect many keys.
-//	objects.go       objectReconciler: gatherer → combinedStatusWriter and statusReturner side
-//	                 by side, one objectInputs per evaluation.
-//	inputs.go        gatherer: WDS cache and live reader, catalog, workloadWatches, wecIndex,
-//	                 reportCache, prunerCache, inventory labels; alias.go: whether the same
-//	                 object is returned under another resource (asked before removing a return).
-//	combinedstatus.go  combinedStatusWriter: WDS cache and writer client, collectorCompiler,
-//	                 tableStore (tables.go), destsCache, writer.
-//	statusreturn.go  statusReturner: aggregationStates, returnStates, returnMemo, destsCache,
-//	                 writer, reporter, the gatherer's returnedElsewhere; the decision is
-//	                 DecideReturn (decisions.go, pure).
-//	policy.go        policyReconciler: binding resolution (ResolveBinding, resolve.go, pure),
-//	                 WDS and ITS caches, catalog, watcher, collectorCompiler, writer, reporter.
-//	kinds.go         kindsReconciler: WDS cache, collectorCompiler, aggregationPolicies, writer.
-//	watches.go       watcher: the informers of workload resources (WDS cache).
-//	apply.go         writer: every server-side apply, pruned to served schemas (schemaprune.go);
-//	                 the objects' writes reported to the Pacer (sendFor, observe).
-//	failures.go      reporter: rate-limited failure logs and Events.
-//	match.go         matching shared with `statusfold status`: BoundObjects, BoundIn,
-//	                 Destinations, WorkStatusObject, NewestWorkStatus (pure).
-//	catalog.go       discovery of the WDS's resources.
-//	apierrors.go, managedfields.go, jsoncompare.go  small helpers of the status returner.
+//	layer 0  internal/rules         pure rules: ObjectKey, BoundObjects, Destinations, WorkStatusObject,
+//	                                ResolveBinding, DecideReturn, labels and field manager, event predicates
+//	         internal/testutil      WorkStatus builders shared by tests (tests only)
+//	layer 1  internal/pacing        Pacer and CoalescingQueue, generic over the key
+//	         internal/echo          OwnWrites: the echoes of statusfold's own writes
+//	         internal/resources     Catalog (discovery) and Watcher (informers of workload resources)
+//	         internal/itscache      the ITS cache: streaming WorkStatus lists, transform, WECIndex
+//	         internal/index         the WDS cache's field indexes
+//	layer 2  internal/metrics       statusfold's Prometheus metrics
+//	         internal/report        rate-limited failure logs and Events
+//	layer 3  internal/writer        every server-side apply, pruned to served schemas
+//	         internal/inputs        Gatherer: one evaluation's inputs, and what its consumers share
+//	         internal/controllers   typed controllers, their sources and error reports
+//	layer 4  internal/inputs/inputstest  random input sequences for the consumers' tests (tests only)
+//	layer 5  internal/combined      CombinedStatus writer and its Tables
+//	         internal/statusreturn  status returner and its States
+//	layer 6  internal/objects       statusfold_objects: combined and statusreturn side by side
+//	         internal/policies      statusfold_policies: binding resolution
+//	         internal/kinds         statusfold_kinds: the status of our own kinds
+//	layer 7  internal/fanout        event handlers: which keys an event queues; bulk queueing
+//	layer 8  aggregator             Options, Config, Run, NewManager, Setup; the rules and the Pacer
+//	                                under their names here (rules.go, pacing.go); GC and watch-list
+//	                                settings of the process (gcpercent.go, watchlist.go)
 package aggregator

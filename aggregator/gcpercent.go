@@ -35,7 +35,7 @@ func SetGCPercent(p int) (int, string) {
 // decoded (garbage at a high rate), and at the steady target's headroom the heap is allowed to
 // grow 50 % beyond a live set that is about to be mostly the caches. A lower target for those
 // seconds keeps the peak near the steady state's size for more collector CPU during the start
-// only (docs/performance.md, "Eighth round").
+// only (docs/design-notes.md, "The garbage collector runs at 50 %").
 const DefaultStartupGCPercent = 25
 
 // StartupGCPercent sets the garbage collector's target to p for the start, when p is positive and

@@ -1,12 +1,8 @@
 package aggregator
 
 import (
-	"context"
 	"runtime/debug"
 	"testing"
-	"time"
-
-	"github.com/go-logr/logr"
 )
 
 func TestSetGCPercent(t *testing.T) {
@@ -67,46 +63,5 @@ func TestStartupGCPercent(t *testing.T) {
 	t.Setenv("GOGC", "80")
 	if _, set := StartupGCPercent(25); set || current() != 80 {
 		t.Errorf("GOGC=80: startup target set %v, percentage %d; want it left alone", set, current())
-	}
-}
-
-// TestAwaitFirstPass: AfterFirstPass is called once the start's sweep for labelled objects has
-// queued them and then the objects queue is empty, not while an object waits or before the sweep
-// ends; never when the context ends first.
-func TestAwaitFirstPass(t *testing.T) {
-	called := make(chan struct{}, 2)
-	a := &Aggregator{objects: newCoalescingQueue[ObjectKey]("first-pass-test", 0), log: logr.Discard(),
-		opts: Options{AfterFirstPass: func() { called <- struct{}{} }}, labelled: make(chan struct{})}
-	defer a.objects.ShutDown()
-	go a.awaitFirstPass(context.Background(), time.Now())
-	select {
-	case <-called:
-		t.Fatal("AfterFirstPass called before the sweep for labelled objects ended (the queue was empty)")
-	case <-time.After(3 * firstPassPoll):
-	}
-	key := ObjectKey{Group: "apps", Resource: "deployments", Namespace: "ns", Name: "web"}
-	a.objects.Add(key) // queued by the sweep
-	close(a.labelled)
-	select {
-	case <-called:
-		t.Fatal("AfterFirstPass called while an object was queued")
-	case <-time.After(3 * firstPassPoll):
-	}
-	k, _ := a.objects.Get()
-	a.objects.Done(k)
-	select {
-	case <-called:
-	case <-time.After(20 * firstPassPoll):
-		t.Fatal("AfterFirstPass not called after the queue emptied")
-	}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	a.objects.Add(key)
-	done := make(chan struct{})
-	go func() { a.awaitFirstPass(ctx, time.Now()); close(done) }()
-	cancel()
-	<-done
-	if len(called) != 0 {
-		t.Fatal("AfterFirstPass called after the context ended")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	"k8s.io/client-go/rest"
 
+	"github.com/statusfold/statusfold/aggregator/internal/pacing"
 	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/collector"
 )
@@ -28,13 +29,13 @@ const (
 const (
 	DefaultCoalesceDelay = 0
 	// DefaultMaxWriteDelay caps the Pacer's delay of the objects controller's writes.
-	DefaultMaxWriteDelay = DefaultPacerMaxDelay
+	DefaultMaxWriteDelay = pacing.DefaultPacerMaxDelay
 	// PacingOff, as Options.MaxWriteDelay, turns the pacing of writes off.
 	PacingOff time.Duration = -1
 	// DefaultWorkers is how many workload objects are evaluated in parallel. A worker spends
 	// most of an evaluation waiting for the apiserver's answer to its writes: at the load test's
 	// full speed 4 workers left a median of 37–39 objects waiting for one, 8 left 9–11
-	// (docs/performance.md, "Tenth round").
+	// (docs/design-notes.md, "Eight workers by default").
 	DefaultWorkers        = 8
 	DefaultCatalogRefresh = 30 * time.Second
 	// DefaultWatchSyncTimeout bounds the wait for a workload resource's first list.
@@ -112,3 +113,12 @@ func (o *Options) defaults() error {
 	}
 	return nil
 }
+
+// DefaultVersionRefreshDelay is how long a Binding may list an object's previous resourceVersion
+// after an update that cannot change which policies select the object; DefaultOwnVersionRefreshDelay
+// the same after statusfold's own write of the object's status and labels (its status return),
+// which changes nothing a Binding's consumer delivers.
+const (
+	DefaultVersionRefreshDelay    = 5 * time.Second
+	DefaultOwnVersionRefreshDelay = time.Minute
+)

@@ -1,0 +1,32 @@
+package itscache
+
+import (
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+)
+
+// TrimITSObject is the ITS cache's transform. Of a WorkStatus it drops the managed fields, which
+// statusfold does not read there, except the newest write time (LastWrite), kept beside the
+// decoded status; it decodes the reported status once, in place of the raw JSON, and interns
+// the strings that repeat across WorkStatuses (cachedstatus.go). Of other objects it drops the
+// managed fields. Smaller cached objects are cheaper to hold, list and copy. It writes nothing to
+// a WorkStatus it already transformed (client-go may hand it one again).
+func TrimITSObject(in any) (any, error) {
+	switch o := in.(type) {
+	case *controlv1alpha1.WorkStatus:
+		if Transformed(o) {
+			return o, nil // cache readers may hold it: no writes
+		}
+		decodeCachedStatus(o) // first: it keeps the newest write time of the managed fields
+		dropManagedFields(o)
+		internMeta(o)
+		return o, nil
+	case client.Object:
+		if o.GetManagedFields() != nil {
+			o.SetManagedFields(nil)
+		}
+		return o, nil
+	}
+	return in, nil
+}

@@ -1,0 +1,215 @@
+package kinds
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusfold/statusfold/aggregator/internal/metrics"
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
+	"github.com/statusfold/statusfold/aggregator/internal/writer"
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
+	"github.com/statusfold/statusfold/policy/aggregation"
+	"github.com/statusfold/statusfold/policy/classifier"
+	"github.com/statusfold/statusfold/policy/collector"
+)
+
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=statuscollectors/status,verbs=get;patch
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=contentclassifiers/status,verbs=get;patch
+// +kubebuilder:rbac:groups=policy.statusfold.dev,resources=aggregationpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=policy.statusfold.dev,resources=aggregationpolicies/status,verbs=get;patch
+
+// collectorCompiler is the collector engine as the kinds reconciler uses it (collector.Compiler): a
+// StatusCollector compiled once per generation, with the problems of its spec.
+type collectorCompiler interface {
+	Compile(sc *controlv1alpha1.StatusCollector) (col *collector.Collector, errs field.ErrorList, warnings []string)
+}
+
+var _ collectorCompiler = (*collector.Compiler)(nil)
+
+// aggregationPolicies is the aggregation engine as the kinds reconciler uses it
+// (aggregation.Engine): AggregationPolicies installed and removed.
+type aggregationPolicies interface {
+	SetPolicy(p *policyv1alpha1.AggregationPolicy) field.ErrorList
+	RemovePolicy(name string)
+}
+
+var _ aggregationPolicies = (*aggregation.Engine)(nil)
+
+// Reconciler is the statusfold_kinds controller's reconciler: the status of our own kinds
+// (StatusCollector, ContentClassifier, AggregationPolicy), and the AggregationPolicies installed
+// in the aggregation engine.
+type Reconciler struct {
+	cache    client.Reader // the WDS cache
+	compiler collectorCompiler
+	policies aggregationPolicies
+	writer   *writer.Writer
+	metrics  *metrics.Metrics
+	recorder events.EventRecorder
+	// reevaluate queues the bound objects of an API group ("": every bound object), whose
+	// status return an AggregationPolicy change can change.
+	reevaluate func(ctx context.Context, group string, all bool)
+}
+
+// Config are a Reconciler's dependencies (see its fields of the same names).
+type Config struct {
+	Cache      client.Reader
+	Compiler   collectorCompiler
+	Policies   aggregationPolicies
+	Writer     *writer.Writer
+	Metrics    *metrics.Metrics
+	Recorder   events.EventRecorder
+	Reevaluate func(ctx context.Context, group string, all bool)
+}
+
+// New returns the kinds reconciler of c's dependencies.
+func New(c Config) *Reconciler {
+	return &Reconciler{cache: c.Cache, compiler: c.Compiler, policies: c.Policies, writer: c.Writer, metrics: c.Metrics,
+		recorder: c.Recorder, reevaluate: c.Reevaluate}
+}
+
+// Reconcile maintains the status of a StatusCollector or ContentClassifier: the problems the
+// engines find in its spec (objects that got in while the webhook was away, or that the engines
+// judge differently since), its observed generation and its Valid condition.
+func (r *Reconciler) Reconcile(ctx context.Context, k rules.KindKey) error {
+	r.metrics.Evaluations.WithLabelValues("kind").Inc()
+	switch k.Kind {
+	case rules.KindStatusCollector:
+		var sc controlv1alpha1.StatusCollector
+		if err := r.cache.Get(ctx, client.ObjectKey{Name: k.Name}, &sc); err != nil {
+			return ignoreNotFound(err)
+		}
+		_, errs, _ := r.compiler.Compile(&sc)
+		if len(errs) > 0 {
+			r.metrics.Errors.WithLabelValues("collector").Inc()
+		}
+		return r.applyValidity(ctx, &sc, "StatusCollector", sc.Status.ObservedGeneration, sc.Status.Errors, sc.Status.Conditions, errs)
+	case rules.KindContentClassifier:
+		var cc controlv1alpha1.ContentClassifier
+		if err := r.cache.Get(ctx, client.ObjectKey{Name: k.Name}, &cc); err != nil {
+			return ignoreNotFound(err)
+		}
+		errs := classifier.Validate(&cc)
+		if len(errs) > 0 {
+			r.metrics.Errors.WithLabelValues("classifier").Inc()
+		}
+		return r.applyValidity(ctx, &cc, "ContentClassifier", cc.Status.ObservedGeneration, cc.Status.Errors, cc.Status.Conditions, errs)
+	case rules.KindAggregationPolicy:
+		return r.reconcileAggregationPolicy(ctx, k.Name)
+	}
+	return nil
+}
+
+// reconcileAggregationPolicy installs a valid AggregationPolicy in the engine (an invalid one is
+// ignored: the kind's built-in module applies), reports its validity, and re-evaluates the objects
+// of its target group.
+func (r *Reconciler) reconcileAggregationPolicy(ctx context.Context, name string) error {
+	var ap policyv1alpha1.AggregationPolicy
+	if err := r.cache.Get(ctx, client.ObjectKey{Name: name}, &ap); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.policies.RemovePolicy(name)
+			r.reevaluate(ctx, "", true)
+		}
+		return ignoreNotFound(err)
+	}
+	errs := r.policies.SetPolicy(&ap)
+	if len(errs) > 0 {
+		r.policies.RemovePolicy(name)
+		r.metrics.Errors.WithLabelValues("aggregationpolicy").Inc()
+	}
+	r.reevaluate(ctx, ap.Spec.Target.Group, false)
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(policyv1alpha1.GroupVersion.WithKind(rules.KindAggregationPolicy))
+	return r.applyValidityAs(ctx, &ap, u, ap.Status.ObservedGeneration, ap.Status.Errors, ap.Status.Conditions, errs)
+}
+
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// applyValidity writes {observedGeneration, errors, conditions[Valid]} when it differs from the
+// current status, and an event for a newly invalid spec.
+func (r *Reconciler) applyValidity(ctx context.Context, obj client.Object, kind string, observed int64, curErrs []string,
+	curConds []metav1.Condition, errs field.ErrorList) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(controlv1alpha1.GroupVersion.WithKind(kind))
+	return r.applyValidityAs(ctx, obj, u, observed, curErrs, curConds, errs)
+}
+
+// applyValidityAs is applyValidity with the apply object's apiVersion and kind already set in u.
+func (r *Reconciler) applyValidityAs(ctx context.Context, obj client.Object, u *unstructured.Unstructured, observed int64, curErrs []string,
+	curConds []metav1.Condition, errs field.ErrorList) error {
+	kind := u.GetKind()
+	msgs := errorStrings(errs)
+	cond := metav1.Condition{Type: controlv1alpha1.ConditionValid, Status: metav1.ConditionTrue, Reason: "Valid",
+		Message: "the spec passed validation", ObservedGeneration: obj.GetGeneration()}
+	if len(errs) > 0 {
+		cond.Status, cond.Reason = metav1.ConditionFalse, "Invalid"
+		cond.Message = strings.Join(msgs, "; ")
+	}
+	old := meta.FindStatusCondition(curConds, controlv1alpha1.ConditionValid)
+	same := observed == obj.GetGeneration() && slices.Equal(curErrs, msgs)
+	if same && old != nil && old.Status == cond.Status &&
+		old.Message == cond.Message && old.ObservedGeneration == cond.ObservedGeneration {
+		return nil
+	}
+	conds := append([]metav1.Condition(nil), curConds...)
+	meta.SetStatusCondition(&conds, cond)
+	u.SetName(obj.GetName())
+	status := map[string]any{"observedGeneration": obj.GetGeneration()}
+	if len(msgs) > 0 {
+		status["errors"] = toAnySlice(msgs)
+	}
+	var cl []any
+	for _, c := range conds {
+		cl = append(cl, map[string]any{"type": c.Type, "status": string(c.Status), "reason": c.Reason, "message": c.Message,
+			"observedGeneration": c.ObservedGeneration, "lastTransitionTime": c.LastTransitionTime.UTC().Format("2006-01-02T15:04:05Z")})
+	}
+	status["conditions"] = cl
+	u.Object["status"] = status
+	if same && old == nil && r.conditionsNotServed(u) {
+		return nil // all that the served schema can hold is there already
+	}
+	if len(errs) > 0 {
+		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, "InvalidSpec", "Validate", "%s", cond.Message)
+	}
+	return r.writer.Apply(ctx, u, "status", true, strings.ToLower(kind)+"-status")
+}
+
+// conditionsNotServed reports whether the schema served for u's kind has no .status.conditions
+// (KubeStellar's StatusCollector CRD): the Valid condition is then never stored, and its absence
+// must not make every reconcile apply the same status again.
+func (r *Reconciler) conditionsNotServed(u *unstructured.Unstructured) bool {
+	_, _, dropped := r.writer.PruneToServed(u)
+	return slices.Contains(dropped, ".status.conditions")
+}
+
+// errorStrings is the messages of errs.
+func errorStrings(errs field.ErrorList) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
+func toAnySlice(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}

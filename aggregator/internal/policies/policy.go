@@ -1,0 +1,397 @@
+package policies
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/events"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusfold/statusfold/aggregator/internal/echo"
+	"github.com/statusfold/statusfold/aggregator/internal/metrics"
+	"github.com/statusfold/statusfold/aggregator/internal/report"
+	"github.com/statusfold/statusfold/aggregator/internal/resources"
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
+	"github.com/statusfold/statusfold/aggregator/internal/writer"
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/policy/collector"
+)
+
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=bindingpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=bindingpolicies/status,verbs=get;patch
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=bindings,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=control.kubestellar.io,resources=bindings/status,verbs=get;patch
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
+
+// collectorCompiler is the collector engine as the policies reconciler uses it (collector.Compiler): a
+// StatusCollector compiled once per generation, with the problems of its spec.
+type collectorCompiler interface {
+	Compile(sc *controlv1alpha1.StatusCollector) (col *collector.Collector, errs field.ErrorList, warnings []string)
+}
+
+var _ collectorCompiler = (*collector.Compiler)(nil)
+
+// Reconciler is the statusfold_policies controller's reconciler: binding resolution
+// (docs/rules.md "Bindings") — each BindingPolicy resolved into its Binding, unless another
+// controller writes them — the StatusCollectorsAvailable condition on both, and the watches of
+// the workload resources that policies can select.
+type Reconciler struct {
+	cache     client.Reader // the WDS cache
+	inventory client.Reader // the ITS cache: ManagedClusters
+	wds       client.Writer // deletes orphaned Bindings
+	catalog   *resources.Catalog
+	watches   *resources.Watcher
+	ownWrites *echo.OwnWrites
+	compiler  collectorCompiler
+	writer    *writer.Writer
+	report    *report.Reporter
+	metrics   *metrics.Metrics
+	recorder  events.EventRecorder
+	// internal: statusfold resolves BindingPolicies into Bindings (BindingResolutionInternal);
+	// else another controller writes them and they are only read.
+	internal bool
+}
+
+// Config are a Reconciler's dependencies (see its fields of the same names).
+type Config struct {
+	Cache, Inventory client.Reader
+	WDS              client.Writer
+	Catalog          *resources.Catalog
+	Watches          *resources.Watcher
+	OwnWrites        *echo.OwnWrites
+	Compiler         collectorCompiler
+	Writer           *writer.Writer
+	Report           *report.Reporter
+	Metrics          *metrics.Metrics
+	Recorder         events.EventRecorder
+	Internal         bool
+}
+
+// New returns the policies reconciler of c's dependencies.
+func New(c Config) *Reconciler {
+	return &Reconciler{cache: c.Cache, inventory: c.Inventory, wds: c.WDS, catalog: c.Catalog, watches: c.Watches, ownWrites: c.OwnWrites,
+		compiler: c.Compiler, writer: c.Writer, report: c.Report, metrics: c.Metrics, recorder: c.Recorder, internal: c.Internal}
+}
+
+// Reconcile resolves one BindingPolicy into its Binding (internal mode) and maintains the
+// StatusCollectorsAvailable condition on both.
+func (r *Reconciler) Reconcile(ctx context.Context, name string) error {
+	r.metrics.Evaluations.WithLabelValues("policy").Inc()
+	var bp controlv1alpha1.BindingPolicy
+	if err := r.cache.Get(ctx, client.ObjectKey{Name: name}, &bp); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+		if err := r.deleteOrphanBinding(ctx, name); err != nil {
+			return err
+		}
+		return r.pruneWatches(ctx)
+	}
+	var binding *controlv1alpha1.Binding
+	var cur controlv1alpha1.Binding
+	if err := r.cache.Get(ctx, client.ObjectKey{Name: name}, &cur); err == nil {
+		binding = &cur
+	} else if !apierrors.IsNotFound(err) {
+		return err
+	}
+	var policyErrs field.ErrorList
+	if r.internal {
+		spec, errs, err := r.resolve(ctx, &bp, binding)
+		if err != nil {
+			return err
+		}
+		policyErrs = errs
+		if binding == nil || !equality.Semantic.DeepEqual(binding.Spec, spec) {
+			written, err := r.applyBinding(ctx, &bp, spec)
+			if err != nil {
+				return err
+			}
+			// The Binding as written: its status below needs no second pass (the echo of
+			// this write does not re-queue the policy: fanout's Binding handler).
+			binding = written
+		}
+	}
+	cond := r.collectorsCondition(ctx, policyCollectors(&bp))
+	if err := r.applyPolicyStatus(ctx, &bp, cond, policyErrs); err != nil {
+		return err
+	}
+	if binding != nil {
+		return r.applyBindingStatus(ctx, binding, cond)
+	}
+	return nil
+}
+
+// resolve lists the inventory and the objects of every resource some clause can select, and
+// computes the Binding's spec. The objects of a resource that cannot be listed now (its watch
+// does not sync) keep the entries cur (the Binding as written, nil: none) has for them: nothing
+// is dropped on uncertainty, and the other resources are still resolved.
+func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPolicy, cur *controlv1alpha1.Binding) (controlv1alpha1.BindingSpec, field.ErrorList, error) {
+	// The cache reads share what they return with the cache: only read, never written.
+	var mcs clusterv1.ManagedClusterList
+	if err := r.inventory.List(ctx, &mcs, client.UnsafeDisableDeepCopy); err != nil {
+		return controlv1alpha1.BindingSpec{}, nil, err
+	}
+	clusters := make([]rules.InventoryCluster, 0, len(mcs.Items))
+	for _, mc := range mcs.Items {
+		clusters = append(clusters, rules.InventoryCluster{Name: mc.Name, Labels: mc.Labels})
+	}
+	var wanted []resources.ResourceInfo
+	for _, info := range r.catalog.Resources(false) {
+		if slices.ContainsFunc(bp.Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
+			return rules.ClauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
+		}) {
+			wanted = append(wanted, info)
+		}
+	}
+	// All watches start at once and are waited for together.
+	watchErrs := r.watches.EnsureAll(ctx, wanted)
+	var objects []rules.WorkloadObject
+	unlisted := map[schema.GroupResource]bool{}
+	for _, info := range wanted {
+		if err := watchErrs[info.GVR.GroupResource()]; err != nil {
+			r.metrics.Errors.WithLabelValues("watch").Inc()
+			r.report.Failure(bp.Name, "ResourceNotListed", "%v; the Binding keeps its entries for %s", err, info.GVR.GroupResource())
+			unlisted[info.GVR.GroupResource()] = true
+			continue
+		}
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(info.GVR.GroupVersion().WithKind(info.Kind + "List"))
+		if err := r.cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+			return controlv1alpha1.BindingSpec{}, nil, fmt.Errorf("listing %s: %w", info.GVR, err)
+		}
+		for i := range list.Items {
+			o := &list.Items[i]
+			objects = append(objects, rules.WorkloadObject{GVR: info.GVR, Namespaced: info.Namespaced, Namespace: o.GetNamespace(),
+				Name: o.GetName(), ResourceVersion: o.GetResourceVersion(), Labels: o.GetLabels()})
+		}
+	}
+	nsLabels := func(ns string) map[string]string {
+		var n corev1.Namespace
+		if err := r.cache.Get(ctx, client.ObjectKey{Name: ns}, &n, client.UnsafeDisableDeepCopy); err != nil {
+			return nil
+		}
+		return n.Labels
+	}
+	spec, errs := rules.ResolveBinding(bp, clusters, objects, nsLabels)
+	if cur != nil {
+		rules.KeepBound(&spec, &cur.Spec, unlisted)
+	}
+	return spec, errs, nil
+}
+
+// applyBinding writes the Binding's spec and returns the Binding as the apiserver answered; its
+// resourceVersion is remembered, so its echo is known (fanout's Binding handler).
+func (r *Reconciler) applyBinding(ctx context.Context, bp *controlv1alpha1.BindingPolicy, spec controlv1alpha1.BindingSpec) (*controlv1alpha1.Binding, error) {
+	b := &controlv1alpha1.Binding{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: bp.Name,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: controlv1alpha1.GroupVersion.String(), Kind: "BindingPolicy", Name: bp.Name, UID: bp.UID,
+				Controller: new(true), BlockOwnerDeletion: new(true),
+			}},
+		},
+		Spec: spec,
+	}
+	u, err := writer.ToApply(b, "Binding", false)
+	if err != nil {
+		return nil, err
+	}
+	own, rv := echo.BindingWriteKey(bp.Name), ""
+	r.ownWrites.Begin(own, "binding")
+	defer func() { r.ownWrites.End(own, rv) }()
+	if err := r.writer.Apply(ctx, u, "", true, "binding"); err != nil {
+		return nil, err
+	}
+	rv = u.GetResourceVersion()
+	var written controlv1alpha1.Binding
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &written); err != nil {
+		return nil, fmt.Errorf("reading the written Binding %s: %w", bp.Name, err)
+	}
+	return &written, nil
+}
+
+// deleteOrphanBinding deletes the Binding of a deleted policy (garbage collection does the same
+// in a full cluster; this covers control planes without it).
+func (r *Reconciler) deleteOrphanBinding(ctx context.Context, name string) error {
+	if !r.internal {
+		return nil
+	}
+	var b controlv1alpha1.Binding
+	if err := r.cache.Get(ctx, client.ObjectKey{Name: name}, &b); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	owned := slices.ContainsFunc(b.OwnerReferences, func(r metav1.OwnerReference) bool {
+		return r.Kind == "BindingPolicy" && r.Name == name
+	})
+	if !owned {
+		return nil
+	}
+	err := r.wds.Delete(ctx, &b, client.Preconditions{UID: &b.UID})
+	if err == nil {
+		r.metrics.Writes.WithLabelValues("binding", "delete").Inc()
+	}
+	return client.IgnoreNotFound(err)
+}
+
+// policyCollectors is the sorted set of collector names the policy's clauses reference.
+func policyCollectors(bp *controlv1alpha1.BindingPolicy) []string {
+	var names []string
+	for _, c := range bp.Spec.Downsync {
+		names = append(names, c.StatusCollectors...)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// collectorsCondition is StatusCollectorsAvailable for a set of referenced collectors.
+func (r *Reconciler) collectorsCondition(ctx context.Context, names []string) controlv1alpha1.BindingPolicyCondition {
+	var missing, invalid []string
+	for _, n := range names {
+		var sc controlv1alpha1.StatusCollector
+		if err := r.cache.Get(ctx, client.ObjectKey{Name: n}, &sc); err != nil {
+			missing = append(missing, n)
+			continue
+		}
+		if _, errs, _ := r.compiler.Compile(&sc); len(errs) > 0 {
+			invalid = append(invalid, n)
+		}
+	}
+	cond := controlv1alpha1.BindingPolicyCondition{Type: controlv1alpha1.ConditionStatusCollectorsAvailable, Status: corev1.ConditionTrue, Reason: "AllAvailable",
+		Message: "every referenced StatusCollector exists and is valid"}
+	if len(missing)+len(invalid) > 0 {
+		cond.Status, cond.Reason = corev1.ConditionFalse, "CollectorsUnavailable"
+		var parts []string
+		if len(missing) > 0 {
+			parts = append(parts, "missing: "+strings.Join(missing, ", "))
+		}
+		if len(invalid) > 0 {
+			parts = append(parts, "invalid: "+strings.Join(invalid, ", "))
+		}
+		cond.Message = strings.Join(parts, "; ")
+	}
+	return cond
+}
+
+// mergeCondition puts cond into conds (keeping others' conditions), keeping the transition time
+// when the status did not change. It reports whether anything but timestamps changed.
+func mergeCondition(conds []controlv1alpha1.BindingPolicyCondition, cond controlv1alpha1.BindingPolicyCondition) ([]controlv1alpha1.BindingPolicyCondition, bool) {
+	now := metav1.Now()
+	cond.LastTransitionTime = now
+	out := slices.Clone(conds)
+	i := slices.IndexFunc(out, func(c controlv1alpha1.BindingPolicyCondition) bool { return c.Type == cond.Type })
+	if i < 0 {
+		return append(out, cond), true
+	}
+	old := out[i]
+	if old.Status == cond.Status {
+		cond.LastTransitionTime = old.LastTransitionTime
+	}
+	changed := old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message
+	if !changed {
+		return out, false
+	}
+	out[i] = cond
+	return out, true
+}
+
+func errorStrings(errs field.ErrorList) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
+func (r *Reconciler) applyPolicyStatus(ctx context.Context, bp *controlv1alpha1.BindingPolicy, cond controlv1alpha1.BindingPolicyCondition, errs field.ErrorList) error {
+	conds, changed := mergeCondition(bp.Status.Conditions, cond)
+	msgs := errorStrings(errs)
+	if !changed && bp.Status.ObservedGeneration == bp.Generation && slices.Equal(bp.Status.Errors, msgs) {
+		return nil
+	}
+	if len(errs) > 0 {
+		r.recorder.Eventf(bp, nil, corev1.EventTypeWarning, "InvalidSpec", "Resolve", "%s", strings.Join(msgs, "; "))
+	}
+	out := &controlv1alpha1.BindingPolicy{ObjectMeta: metav1.ObjectMeta{Name: bp.Name},
+		Status: controlv1alpha1.BindingPolicyStatus{Conditions: conds, ObservedGeneration: bp.Generation, Errors: msgs}}
+	u, err := writer.ToApply(out, "BindingPolicy", true)
+	if err != nil {
+		return err
+	}
+	unstructured.RemoveNestedField(u.Object, "spec")
+	return r.writer.Apply(ctx, u, "status", true, "bindingpolicy-status")
+}
+
+// applyBindingStatus writes statusfold's condition on the Binding when it changed. The Binding's
+// observedGeneration and errors are not statusfold's: KubeStellar's transport controller writes
+// them when it has processed a generation (docs/controller.md, "Bindings"); claiming them would
+// also cost a second write of the whole Binding after every spec write.
+func (r *Reconciler) applyBindingStatus(ctx context.Context, b *controlv1alpha1.Binding, cond controlv1alpha1.BindingPolicyCondition) error {
+	conds, changed := mergeCondition(b.Status.Conditions, cond)
+	if !changed {
+		return nil
+	}
+	out := &controlv1alpha1.Binding{ObjectMeta: metav1.ObjectMeta{Name: b.Name},
+		Status: controlv1alpha1.BindingStatus{Conditions: conds}}
+	u, err := writer.ToApply(out, "Binding", true)
+	if err != nil {
+		return err
+	}
+	unstructured.RemoveNestedField(u.Object, "spec")
+	return r.writer.Apply(ctx, u, "status", true, "binding-status")
+}
+
+// pruneWatches stops the informers of workload resources that no policy can select and no
+// Binding lists any more (e.g. after a `"*"` policy is deleted).
+func (r *Reconciler) pruneWatches(ctx context.Context) error {
+	wanted := map[string]bool{}
+	var bl controlv1alpha1.BindingList
+	if err := r.cache.List(ctx, &bl); err != nil {
+		return err
+	}
+	for i := range bl.Items {
+		for _, bo := range rules.BoundObjects(&bl.Items[i].Spec) {
+			info, ok, err := r.catalog.Lookup(bo.GVR.GroupResource())
+			if err != nil {
+				return nil // uncertain: stop no watch now
+			}
+			if ok {
+				wanted[info.GVR.String()] = true
+			}
+		}
+	}
+	var pl controlv1alpha1.BindingPolicyList
+	if err := r.cache.List(ctx, &pl); err != nil {
+		return err
+	}
+	resources := r.catalog.Resources(false)
+	if r.internal {
+		for i := range pl.Items {
+			for _, info := range resources {
+				if slices.ContainsFunc(pl.Items[i].Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
+					return rules.ClauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
+				}) {
+					wanted[info.GVR.String()] = true
+				}
+			}
+		}
+	}
+	stopped, err := r.watches.StopExcept(ctx, resources, wanted)
+	for _, info := range stopped {
+		// No delete event will come for the objects of a stopped informer.
+		r.ownWrites.ForgetResource(info.GVR.GroupResource())
+	}
+	return err
+}

@@ -1,0 +1,7 @@
+// Package resources knows the WDS's workload resources: the Catalog (discovery of every
+// listable, watchable resource, kept on failure: docs/controller.md "Failures") and the Watcher,
+// which runs the informers of the resources that policies can select or Bindings list.
+//
+// It is a layer 1 mechanism of the aggregator: it imports the API types, client-go's discovery
+// and controller-runtime's cache, no other package of the aggregator.
+package resources

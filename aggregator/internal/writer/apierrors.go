@@ -1,0 +1,67 @@
+package writer
+
+import (
+	"errors"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Reading the apiserver's errors: which fields a server-side apply conflict or an Invalid error
+// names, and removing those fields from an apply object so the rest can be written.
+
+// apiStatus returns the API status carried by err, if any.
+func apiStatus(err error) *metav1.Status {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		s := st.Status()
+		return &s
+	}
+	return nil
+}
+
+// ConflictFields lists the field paths (".status.readyReplicas") of a server-side apply conflict.
+func ConflictFields(err error) []string {
+	var out []string
+	if st := apiStatus(err); st != nil && st.Details != nil {
+		for _, c := range st.Details.Causes {
+			if c.Type == metav1.CauseTypeFieldManagerConflict && c.Field != "" {
+				out = append(out, c.Field)
+			}
+		}
+	}
+	return out
+}
+
+// InvalidStatusFields lists the status fields ("status.completionTime") an Invalid error names.
+func InvalidStatusFields(err error) []string {
+	var out []string
+	if st := apiStatus(err); st != nil && st.Details != nil {
+		for _, c := range st.Details.Causes {
+			if c.Type != metav1.CauseTypeFieldManagerConflict && strings.HasPrefix(strings.TrimPrefix(c.Field, "."), "status.") {
+				out = append(out, c.Field)
+			}
+		}
+	}
+	return out
+}
+
+// RemoveFields deletes the fields at the given paths (".a.b", or ".a.b[key=...]..." which removes
+// ".a.b") from obj, and reports whether any was present.
+func RemoveFields(obj map[string]any, paths []string) bool {
+	removed := false
+	for _, p := range paths {
+		p, _, _ = strings.Cut(p, "[")
+		keys := strings.Split(strings.TrimPrefix(p, "."), ".")
+		if len(keys) < 2 { // never the whole status, metadata, ...
+			continue
+		}
+		if _, found, _ := unstructured.NestedFieldNoCopy(obj, keys...); found {
+			unstructured.RemoveNestedField(obj, keys...)
+			removed = true
+		}
+	}
+	return removed
+}

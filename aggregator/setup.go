@@ -1,0 +1,146 @@
+package aggregator
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/statusfold/statusfold/aggregator/internal/combined"
+	"github.com/statusfold/statusfold/aggregator/internal/controllers"
+	"github.com/statusfold/statusfold/aggregator/internal/echo"
+	"github.com/statusfold/statusfold/aggregator/internal/fanout"
+	"github.com/statusfold/statusfold/aggregator/internal/inputs"
+	"github.com/statusfold/statusfold/aggregator/internal/itscache"
+	"github.com/statusfold/statusfold/aggregator/internal/kinds"
+	"github.com/statusfold/statusfold/aggregator/internal/metrics"
+	"github.com/statusfold/statusfold/aggregator/internal/objects"
+	"github.com/statusfold/statusfold/aggregator/internal/pacing"
+	"github.com/statusfold/statusfold/aggregator/internal/policies"
+	"github.com/statusfold/statusfold/aggregator/internal/report"
+	"github.com/statusfold/statusfold/aggregator/internal/resources"
+	"github.com/statusfold/statusfold/aggregator/internal/rules"
+	"github.com/statusfold/statusfold/aggregator/internal/statusreturn"
+	"github.com/statusfold/statusfold/aggregator/internal/writer"
+	"github.com/statusfold/statusfold/policy/aggregation"
+	"github.com/statusfold/statusfold/policy/collector"
+)
+
+// parts are what buildParts made and addControllers adds to the manager: the controllers'
+// queues, their reconcilers and the event handlers that feed the queues. Only Setup holds them;
+// each part got its own dependencies when it was built.
+type parts struct {
+	opts     Options
+	log      logr.Logger
+	objects  *pacing.CoalescingQueue[rules.ObjectKey]
+	policies *pacing.CoalescingQueue[string]
+	kinds    *pacing.CoalescingQueue[rules.KindKey]
+	// pacer paces the objects controller's writes (nil: Options.MaxWriteDelay turns it off).
+	pacer    *pacing.Pacer[rules.ObjectKey]
+	objectR  *objects.Reconciler
+	policyR  *policies.Reconciler
+	kindsR   *kinds.Reconciler
+	handlers *fanout.Handlers
+	catalog  *resources.Catalog
+	watches  *resources.Watcher
+	metrics  *metrics.Metrics
+	report   *report.Reporter
+}
+
+// buildParts builds the reconciler's parts, each with the dependencies it uses.
+func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog *resources.Catalog,
+	compiler *collector.Compiler, engine *aggregation.Engine) *parts {
+	log := mgr.GetLogger().WithName("aggregator")
+	var pacer *pacing.Pacer[rules.ObjectKey] // docs/controller.md, "Pacing writes"
+	if opts.MaxWriteDelay > 0 {
+		pacer = pacing.NewPacer[rules.ObjectKey](pacing.PacerOptions{MaxDelay: opts.MaxWriteDelay, DepthHigh: 4 * opts.Workers, DepthLow: opts.Workers})
+	}
+	recorder := mgr.GetEventRecorder(rules.FieldManager)
+	p := &parts{opts: opts, log: log, catalog: catalog, metrics: metrics.New(), pacer: pacer,
+		objects:  pacing.NewPacedCoalescingQueue(controllers.Objects, opts.CoalesceDelay, pacer, clock.RealClock{}),
+		policies: pacing.NewCoalescingQueue[string](controllers.Policies, opts.CoalesceDelay),
+		kinds:    pacing.NewCoalescingQueue[rules.KindKey](controllers.Kinds, opts.CoalesceDelay)}
+	wds, live := mgr.GetCache(), mgr.GetAPIReader()
+	wecs, reports, pruners, dests := itscache.NewWECIndex(), inputs.NewReportCache(), inputs.NewPrunerCache(), inputs.NewDestsCache()
+	pending, ownWrites, clusterGen, orphans := objects.NewEventTimes(), echo.New(p.metrics.Echoes), &atomic.Uint64{}, &sync.Map{}
+	p.handlers = fanout.New(fanout.Config{WDS: wds, ITS: its.GetCache(), Live: live, Catalog: catalog, Log: log,
+		Objects: p.objects, Policies: p.policies, Kinds: p.kinds, WECs: wecs, Reports: reports, Pruners: pruners, Dests: dests,
+		Pending: pending, OwnWrites: ownWrites, ClusterGen: clusterGen, Orphans: orphans,
+		Internal:       opts.BindingResolution == BindingResolutionInternal,
+		VersionRefresh: DefaultVersionRefreshDelay, OwnVersionRefresh: DefaultOwnVersionRefreshDelay,
+		ServesAggregationPolicies: servesAggregationPolicies(mgr, log)})
+	p.watches = resources.NewWatcher(wds, opts.WatchSyncTimeout, p.handlers.Workload, log)
+	failures := report.NewThrottle(report.FailureWindow)
+	w := writer.New(mgr.GetClient(), opts.Schemas, failures, p.metrics, pacer, log, recorder)
+	p.report = &report.Reporter{Log: log, Recorder: recorder, Failures: failures, Kinds: catalog}
+	in := inputs.New(inputs.Config{Cache: wds, Live: live, Catalog: catalog, Watches: p.watches, Orphans: orphans,
+		WECs: wecs, Reports: reports, Pruners: pruners, ClusterGen: clusterGen,
+		InventoryLabels: inputs.CachedInventoryLabels(its.GetCache()), Metrics: p.metrics, Log: log})
+	p.objectR = objects.New(objects.Config{
+		Inputs: in,
+		Combined: combined.New(combined.Config{Cache: wds, WDS: mgr.GetClient(), Compiler: compiler,
+			Dests: dests, Writer: w, OwnWrites: ownWrites, Metrics: p.metrics}),
+		Returns: statusreturn.New(statusreturn.Config{Elsewhere: in.ReturnedElsewhere, Engine: engine, Dests: dests, Writer: w,
+			Report: p.report, OwnWrites: ownWrites, Metrics: p.metrics, Log: log, Recorder: recorder}),
+		Pending: pending, Metrics: p.metrics, Pacer: pacer,
+	})
+	p.policyR = policies.New(policies.Config{Cache: wds, Inventory: its.GetCache(), WDS: mgr.GetClient(), Catalog: catalog,
+		Watches: p.watches, OwnWrites: ownWrites, Compiler: compiler, Writer: w, Report: p.report, Metrics: p.metrics,
+		Recorder: recorder, Internal: opts.BindingResolution == BindingResolutionInternal})
+	p.kindsR = kinds.New(kinds.Config{Cache: wds, Compiler: compiler, Policies: engine, Writer: w, Metrics: p.metrics,
+		Recorder: recorder, Reevaluate: p.handlers.EnqueueBoundOf})
+	catalog.OnRecovered = p.handlers.GroupRecovered
+	return p
+}
+
+// addControllers adds the three controllers to mgr, each with the sources that start its work:
+// the objects controller's event source connects every watched kind's informer to the queues (its
+// workers start once the handlers have seen every informer's initial list, so the WEC index is
+// complete), and it queues the objects that carry statusfold's labels; the policies and kinds
+// controllers queue every policy and every object of our own kinds at start.
+func (p *parts) addControllers(mgr manager.Manager) error {
+	labelled := make(chan struct{}) // closed once the sweep for labelled objects has queued them
+	events := &controllers.EventSource[rules.ObjectKey]{Register: p.handlers.RegisterHandlers,
+		AfterSync: func(ctx context.Context, synced time.Time) {
+			controllers.AwaitFirstPass(ctx, synced, labelled, p.objects, p.log, p.opts.AfterFirstPass)
+		}}
+	objectsC, err := controllers.New(controllers.Objects, p.log, p.objects, p.objects.Limiter, p.opts.Workers, p.objectR.Reconcile,
+		controllers.ReportError[rules.ObjectKey](p.metrics, p.report, p.log), events,
+		controllers.AtStart[rules.ObjectKey](func(ctx context.Context) {
+			if p.pacer != nil {
+				remove := p.metrics.AddPacer(p.pacer)
+				context.AfterFunc(ctx, remove)
+			}
+			go func() {
+				defer close(labelled)
+				p.handlers.EnqueueLabelled(ctx)
+			}()
+			go p.catalog.RefreshWhileDegraded(ctx, p.opts.CatalogRefresh)
+		}))
+	if err != nil {
+		return err
+	}
+	policiesC, err := controllers.New(controllers.Policies, p.log, p.policies, p.policies.Limiter, 1, p.policyR.Reconcile,
+		controllers.ReportError[string](p.metrics, p.report, p.log), controllers.AtStart[string](p.handlers.EnqueueAllPolicies))
+	if err != nil {
+		return err
+	}
+	kindsC, err := controllers.New(controllers.Kinds, p.log, p.kinds, p.kinds.Limiter, 1, p.kindsR.Reconcile,
+		controllers.ReportError[rules.KindKey](p.metrics, p.report, p.log), controllers.AtStart[rules.KindKey](p.handlers.EnqueueAllKinds))
+	if err != nil {
+		return err
+	}
+	for _, c := range []manager.Runnable{objectsC, policiesC, kindsC} {
+		if err := mgr.Add(c); err != nil {
+			return err
+		}
+	}
+	p.log.Info("controllers added", "workers", p.opts.Workers, "bindingResolution", p.opts.BindingResolution,
+		"wdsName", p.opts.WDSName, "coalesceDelay", p.opts.CoalesceDelay, "maxWriteDelay", p.opts.MaxWriteDelay)
+	return nil
+}
