@@ -79,10 +79,15 @@ type Options struct {
 	// re-read when it changes, looked at at most once per CatalogRefresh.
 	Schemas resolver.SchemaResolver
 	// AfterFirstPass, when set, is called once the first pass is done: every object queued by
-	// the initial lists has been evaluated (the objects queue was empty for the first time after
-	// the event handlers synced). `statusfold manager` restores its GC target there
-	// (StartupGCPercent).
+	// the initial lists and the start's sweep for labelled objects has been evaluated (the sweep
+	// done, then the objects queue empty for the first time after the event handlers synced).
+	// `statusfold manager` restores its GC target there (StartupGCPercent).
 	AfterFirstPass func()
+	// VersionRefreshDelay and OwnVersionRefreshDelay: how long a Binding may list an object's
+	// previous resourceVersion after an update that cannot change which policies select it, and
+	// after statusfold's own status return (docs/controller.md, "Bindings"). 0: the defaults
+	// (DefaultVersionRefreshDelay, DefaultOwnVersionRefreshDelay).
+	VersionRefreshDelay, OwnVersionRefreshDelay time.Duration
 }
 
 func (o *Options) defaults() error {
@@ -110,6 +115,12 @@ func (o *Options) defaults() error {
 	}
 	if o.WatchSyncTimeout <= 0 {
 		o.WatchSyncTimeout = DefaultWatchSyncTimeout
+	}
+	if o.VersionRefreshDelay <= 0 {
+		o.VersionRefreshDelay = DefaultVersionRefreshDelay
+	}
+	if o.OwnVersionRefreshDelay <= 0 {
+		o.OwnVersionRefreshDelay = DefaultOwnVersionRefreshDelay
 	}
 	return nil
 }

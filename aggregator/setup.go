@@ -72,7 +72,7 @@ func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog 
 		Objects: p.objects, Policies: p.policies, Kinds: p.kinds, WECs: wecs, Reports: reports, Pruners: pruners, Dests: dests,
 		Pending: pending, OwnWrites: ownWrites, ClusterGen: clusterGen, Orphans: orphans,
 		Internal:       opts.BindingResolution == BindingResolutionInternal,
-		VersionRefresh: DefaultVersionRefreshDelay, OwnVersionRefresh: DefaultOwnVersionRefreshDelay,
+		VersionRefresh: opts.VersionRefreshDelay, OwnVersionRefresh: opts.OwnVersionRefreshDelay,
 		ServesAggregationPolicies: servesAggregationPolicies(mgr, log)})
 	p.watches = resources.NewWatcher(wds, opts.WatchSyncTimeout, p.handlers.Workload, log)
 	failures := report.NewThrottle(report.FailureWindow)

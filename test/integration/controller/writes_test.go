@@ -16,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -103,129 +102,6 @@ func TestCombinedStatusApplyIgnoresFieldValidation(t *testing.T) {
 		if strings.Contains(q, "fieldValidation") {
 			t.Errorf("Deployment PATCH with query %q: want the apiserver's default field validation", q)
 		}
-	}
-}
-
-// TestStatusReturnDoesNotRewriteBinding: statusfold's own status returns change the workload
-// object's resourceVersion, which its Binding lists; they are recorded after
-// aggregator.DefaultOwnVersionRefreshDelay (a minute), not after the 5 s of other updates, and a
-// Binding write is not followed by a write of the Binding's status (its observedGeneration is
-// KubeStellar's transport's field): docs/controller.md, "Bindings". With the earlier behaviour
-// each return rewrote the Binding after 5 s, and each Binding write its status.
-func TestStatusReturnDoesNotRewriteBinding(t *testing.T) {
-	cp := framework.RunControlPlane(t)
-	c := cp.Client
-	addCluster(t, c, "wec1", map[string]string{"name": "wec1"})
-	ns := "own-refresh"
-	d := deployment(t, c, ns, "web", 3, nil)
-	create(t, c, policy("own", []string{"wec1"}, clause("apps", "deployments", ns, []string{"web"}, singleton)))
-	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 1, d.Generation), applied(d.Generation))
-	startManager(t, cp, aggregator.Options{})
-
-	returned := func(ready int64) {
-		t.Helper()
-		eventually(t, fmt.Sprintf("readyReplicas %d returned", ready), func() error {
-			u, err := getObject(c, d, ns, "web")
-			if err != nil {
-				return err
-			}
-			if got, _, _ := unstructured.NestedInt64(u.Object, "status", "readyReplicas"); got != ready {
-				return fmt.Errorf("readyReplicas %d", got)
-			}
-			return nil
-		})
-	}
-	returned(1)
-	expectCollectorsCondition(t, c, "own", corev1.ConditionTrue, "")
-	// The Binding's condition was written with the Binding, without waiting for its echo.
-	bindingWrites := func() (spec, status float64) {
-		return counter(t, "statusfold_writes_total", "what", "binding"), counter(t, "statusfold_writes_total", "what", "binding-status")
-	}
-	// Let the refresh for the first return's resourceVersion (if any were queued at 5 s) pass.
-	time.Sleep(aggregator.DefaultVersionRefreshDelay + time.Second)
-	spec0, status0 := bindingWrites()
-	for i, ready := range []int64{2, 3, 1} {
-		report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, ready, d.Generation), applied(d.Generation))
-		returned(ready)
-		if i < 2 {
-			time.Sleep(2 * time.Second)
-		}
-	}
-	time.Sleep(aggregator.DefaultVersionRefreshDelay + 2*time.Second)
-	spec1, status1 := bindingWrites()
-	if spec1 != spec0 {
-		t.Errorf("the Binding was written %v times after statusfold's own status returns, within %s; want none",
-			spec1-spec0, aggregator.DefaultOwnVersionRefreshDelay)
-	}
-	if status1 != status0 {
-		t.Errorf("the Binding's status was written %v times; want none (its condition did not change)", status1-status0)
-	}
-	var b controlv1alpha1.Binding
-	if err := c.Get(context.Background(), client.ObjectKey{Name: "own"}, &b); err != nil {
-		t.Fatal(err)
-	}
-	if b.Status.ObservedGeneration != 0 {
-		t.Errorf("Binding status.observedGeneration %d: statusfold writes only its condition there", b.Status.ObservedGeneration)
-	}
-
-	// Another writer's update of the object is still recorded within the short delay.
-	u, err := getObject(c, d, ns, "web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	patch := []byte(`{"metadata":{"annotations":{"edited":"yes"}}}`)
-	if err := c.Patch(context.Background(), d, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the Binding lists the edited object's resourceVersion", func() error {
-		cur, err := getObject(c, d, ns, "web")
-		if err != nil {
-			return err
-		}
-		if err := c.Get(context.Background(), client.ObjectKey{Name: "own"}, &b); err != nil {
-			return err
-		}
-		for _, o := range b.Spec.Workload.NamespaceScope {
-			if o.Name == "web" && o.ResourceVersion == cur.GetResourceVersion() && o.ResourceVersion != u.GetResourceVersion() {
-				return nil
-			}
-		}
-		return fmt.Errorf("Binding lists %+v; object at %s", b.Spec.Workload.NamespaceScope, cur.GetResourceVersion())
-	})
-}
-
-// TestReturnLabelsDoNotRewriteBinding: the status-return labels statusfold puts on a workload
-// object (kubestellar.io/executing-count and the singleton/multi-WEC label, written with its first
-// return) cannot change which policies select the object unless a policy selects on them, so
-// their change is recorded in the Binding as a status return's is (after
-// DefaultOwnVersionRefreshDelay), not by an immediate second Binding write. At 100 objects ×
-// 1,000 WECs each such write cost the apiserver ≈0.4 s, eight of them during the load test's
-// initial sync.
-func TestReturnLabelsDoNotRewriteBinding(t *testing.T) {
-	cp := framework.RunControlPlane(t)
-	c := cp.Client
-	addCluster(t, c, "wec1", map[string]string{"name": "wec1"})
-	ns := "label-refresh"
-	d := deployment(t, c, ns, "web", 3, nil)
-	create(t, c, policy("lbl", []string{"wec1"}, clause("apps", "deployments", ns, []string{"web"}, singleton)))
-	report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, 1, d.Generation), applied(d.Generation))
-	spec0 := counter(t, "statusfold_writes_total", "what", "binding")
-	startManager(t, cp, aggregator.Options{})
-	eventually(t, "the first return's labels", func() error {
-		u, err := getObject(c, d, ns, "web")
-		if err != nil {
-			return err
-		}
-		if got := u.GetLabels()[aggregator.LabelExecutingCount]; got != "1" {
-			return fmt.Errorf("executing-count %q", got)
-		}
-		return nil
-	})
-	expectCollectorsCondition(t, c, "lbl", corev1.ConditionTrue, "")
-	time.Sleep(aggregator.DefaultVersionRefreshDelay + 2*time.Second)
-	if n := counter(t, "statusfold_writes_total", "what", "binding") - spec0; n != 1 {
-		t.Errorf("the Binding was written %v times: want once, not again for the return's labels within %s", n,
-			aggregator.DefaultOwnVersionRefreshDelay)
 	}
 }
 
