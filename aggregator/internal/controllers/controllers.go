@@ -64,10 +64,19 @@ func (r keyReconciler[K]) Reconcile(ctx context.Context, key K) (reconcile.Resul
 	return reconcile.Result{}, nil
 }
 
+// PanicError is a panic of one work item's reconcile, recovered for the report: the value and the
+// stack where it was raised.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v\n%s", e.Value, e.Stack) }
+
 // recovered turns a panic of one work item's reconcile into an error (with its stack) for the
 // report.
 func recovered(p any) error {
-	return fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+	return &PanicError{Value: p, Stack: debug.Stack()}
 }
 
 // New builds one of the reconciler's typed controllers around its queue q (built
@@ -182,7 +191,7 @@ func AwaitFirstPass(ctx context.Context, synced time.Time, swept <-chan struct{}
 		case <-t.C:
 		}
 	}
-	log.Info("first pass done: every object queued by the initial lists evaluated", "afterSync", time.Since(synced).Round(time.Millisecond))
+	log.Info("first pass done: every object queued by the initial lists and the sweep for labelled objects evaluated", "afterSync", time.Since(synced).Round(time.Millisecond))
 	if after != nil {
 		after()
 	}
@@ -194,7 +203,7 @@ func AwaitFirstPass(ctx context.Context, synced time.Time, swept <-chan struct{}
 func ReportError[K comparable](m *metrics.Metrics, r *report.Reporter, log logr.Logger) func(K, error, int) {
 	return func(key K, err error, requeues int) {
 		where := "reconcile"
-		if strings.HasPrefix(err.Error(), "panic: ") {
+		if _, panicked := errors.AsType[*PanicError](err); panicked {
 			where = "panic"
 		}
 		m.Errors.WithLabelValues(where).Inc()

@@ -87,7 +87,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, k rules.KindKey) error {
 	case rules.KindStatusCollector:
 		var sc controlv1alpha1.StatusCollector
 		if err := r.cache.Get(ctx, client.ObjectKey{Name: k.Name}, &sc); err != nil {
-			return ignoreNotFound(err)
+			return client.IgnoreNotFound(err)
 		}
 		_, errs, _ := r.compiler.Compile(&sc)
 		if len(errs) > 0 {
@@ -97,7 +97,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, k rules.KindKey) error {
 	case rules.KindContentClassifier:
 		var cc controlv1alpha1.ContentClassifier
 		if err := r.cache.Get(ctx, client.ObjectKey{Name: k.Name}, &cc); err != nil {
-			return ignoreNotFound(err)
+			return client.IgnoreNotFound(err)
 		}
 		errs := classifier.Validate(&cc)
 		if len(errs) > 0 {
@@ -120,7 +120,7 @@ func (r *Reconciler) reconcileAggregationPolicy(ctx context.Context, name string
 			r.policies.RemovePolicy(name)
 			r.reevaluate(ctx, "", true)
 		}
-		return ignoreNotFound(err)
+		return client.IgnoreNotFound(err)
 	}
 	errs := r.policies.SetPolicy(&ap)
 	if len(errs) > 0 {
@@ -131,13 +131,6 @@ func (r *Reconciler) reconcileAggregationPolicy(ctx context.Context, name string
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(policyv1alpha1.GroupVersion.WithKind(rules.KindAggregationPolicy))
 	return r.applyValidityAs(ctx, &ap, u, ap.Status.ObservedGeneration, ap.Status.Errors, ap.Status.Conditions, errs)
-}
-
-func ignoreNotFound(err error) error {
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
 }
 
 // applyValidity writes {observedGeneration, errors, conditions[Valid]} when it differs from the

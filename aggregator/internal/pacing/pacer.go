@@ -225,6 +225,9 @@ func (p *Pacer[K]) ObserveWrite(key K, kind WriteKind, start, end time.Time, out
 	p.overload = relax(p.overload, 0, end.Sub(p.overAt), p.o.Smoothing)
 	p.overload += pacerWeight * (over - p.overload)
 	p.overAt = end
+	// A map swept every 4096 calls, not k8s.io/apimachinery's cache.Expiring: its Set keeps a heap
+	// entry per call (≈770 ns and 3 allocations against ≈120 ns and none here, on every write),
+	// and an entry kept past its time changes nothing (the wait it could cause is over).
 	if p.sweeps++; p.sweeps >= 4096 {
 		p.sweeps = 0
 		for k, t := range p.last {

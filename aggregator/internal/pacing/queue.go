@@ -140,6 +140,9 @@ func (c *CoalescingQueue[K]) started(key K) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.lastRun[key] = now
+	// A map swept every 4096 calls, not k8s.io/apimachinery's cache.Expiring: its Set keeps a heap
+	// entry per call (≈770 ns and 3 allocations against ≈120 ns and none here, on every evaluation),
+	// and an entry kept past its time changes nothing (the wait it could cause is over).
 	if c.sweeps++; c.sweeps >= 4096 {
 		c.sweeps = 0
 		for k, t := range c.lastRun {

@@ -46,6 +46,8 @@ func NewThrottle(window time.Duration) *Throttle {
 func (t *Throttle) Allow(key string, now time.Time) (bool, int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	// A map swept every 1024 calls, as the work queues' (pacing): k8s.io/apimachinery's
+	// cache.Expiring allocates per Set, and a failure report is on the path of every write error.
 	if t.sweeps++; t.sweeps >= 1024 {
 		t.sweeps = 0
 		for k, e := range t.m {

@@ -260,10 +260,10 @@ func (r *Returner) writeReturn(ctx context.Context, in *inputs.Object, labels ma
 // labelsCurrent reports whether obj carries exactly the return labels wanted (labels), owned by
 // FieldManager, and no other of rules.ReturnLabels that FieldManager owns.
 func labelsCurrent(obj *unstructured.Unstructured, labels map[string]string) bool {
-	owned := writer.OwnedAt(obj, "", "f:metadata", "f:labels")
+	owned := writer.Owned(obj, "")
 	for _, k := range rules.ReturnLabels {
 		want, wanted := labels[k]
-		_, owns := owned["f:"+k]
+		owns := writer.Owns(owned, "metadata", "labels", k)
 		cur, has := obj.GetLabels()[k]
 		if wanted != owns || (wanted && (!has || cur != want)) {
 			return false
@@ -277,7 +277,7 @@ func labelsCurrent(obj *unstructured.Unstructured, labels map[string]string) boo
 // status as JSON ("" for nil).
 func (r *Returner) statusCurrent(in *inputs.Object, status map[string]any, statusSub string) (bool, string, error) {
 	obj := in.Obj
-	ownsStatus := writer.OwnsField(obj, statusSub, "f:status")
+	ownsStatus := writer.Owns(writer.Owned(obj, statusSub), "status")
 	statusJSON := ""
 	if status != nil {
 		b, err := json.Marshal(status)

@@ -1,48 +1,49 @@
 package writer
 
 import (
-	"encoding/json"
+	"bytes"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
 
-// Reading managedFields: what statusfold's field manager (FieldManager) owns in an object.
+// Reading managedFields: what statusfold's field manager (FieldManager) owns in an object, read
+// with structured-merge-diff's field sets, the apiserver's own form of a FieldsV1 entry.
 
-// OwnsField reports whether FieldManager's managed-fields entry for the subresource ("" for the
-// main resource) contains the field path (FieldsV1 keys such as "f:status").
-func OwnsField(obj *unstructured.Unstructured, subresource string, path ...string) bool {
-	return OwnedAt(obj, subresource, path...) != nil
-}
-
-// OwnedAt returns the FieldsV1 set at the field path in FieldManager's managed-fields entry for
-// the subresource, or nil when that entry does not contain the path.
-func OwnedAt(obj *unstructured.Unstructured, subresource string, path ...string) map[string]any {
+// Owned returns the fields that FieldManager's server-side apply entry for the subresource ("" for
+// the main resource) owns; an empty set when it has none (or the entry cannot be read).
+func Owned(obj *unstructured.Unstructured, subresource string) *fieldpath.Set {
 	for _, mf := range obj.GetManagedFields() {
 		if mf.Manager != rules.FieldManager || mf.Subresource != subresource || mf.Operation != metav1.ManagedFieldsOperationApply || mf.FieldsV1 == nil {
 			continue
 		}
-		var fields map[string]any
-		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+		s := &fieldpath.Set{}
+		if err := s.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
 			continue
 		}
-		cur := fields
-		for _, p := range path {
-			next, ok := cur[p].(map[string]any)
-			if !ok {
-				cur = nil
-				break
-			}
-			cur = next
-		}
-		if cur != nil {
-			return cur
-		}
+		return s
 	}
-	return nil
+	return &fieldpath.Set{}
+}
+
+// Owns reports whether the field set s holds the field at the path of field names (e.g.
+// "metadata", "labels", "app"), or a field under it.
+func Owns(s *fieldpath.Set, fields ...string) bool {
+	path := make([]any, len(fields))
+	for i, f := range fields {
+		path[i] = f
+	}
+	if s.Has(fieldpath.MakePathOrDie(path...)) {
+		return true
+	}
+	for _, f := range fields {
+		s = s.WithPrefix(fieldpath.PathElement{FieldName: &f})
+	}
+	return !s.Empty()
 }
 
 // AppliedBy reports whether the object has a server-side apply entry of the field manager:

@@ -26,7 +26,10 @@ const (
 )
 
 // FieldTree is a status schema compiled for pruning: which fields each object declares, down to
-// the leaves. Compiled once per published schema (fieldTrees), it makes pruning a walk of the
+// the leaves. Our own walk, not apiextensions-apiserver's structural pruning: that prunes a custom
+// resource against its CRD's structural schema, while the schemas here are the OpenAPI v3
+// documents the apiserver publishes for every kind — built-in ones included, with
+// x-kubernetes-int-or-string and embedded resources — and every dropped path is reported. Compiled once per published schema (fieldTrees), it makes pruning a walk of the
 // status with one map lookup per field.
 type FieldTree struct {
 	none      bool                  // the kind declares no status: every field is dropped
