@@ -28,10 +28,13 @@ type Config struct {
 	// PprofAddr serves the Go profiler's /debug/pprof/ endpoints ("" or "0": off).
 	PprofAddr string
 	// LeaderElection makes only one replica act at a time, using a Lease LeaderElectionID in
-	// LeaderElectionNamespace (default: the in-cluster namespace).
+	// LeaderElectionNamespace (default: the in-cluster namespace) of the cluster
+	// LeaderElectionConfig reaches (nil: the WDS; with KubeFlex, the hosting cluster, where the
+	// pods and their namespace are).
 	LeaderElection          bool
 	LeaderElectionID        string
 	LeaderElectionNamespace string
+	LeaderElectionConfig    *rest.Config
 	// WebhookPort and CertDir configure the webhook server used by SetupWebhooks.
 	WebhookPort int
 	CertDir     string
@@ -61,6 +64,7 @@ func NewManager(cfg Config) (manager.Manager, *Aggregator, error) {
 		LeaderElection:          cfg.LeaderElection,
 		LeaderElectionID:        id,
 		LeaderElectionNamespace: cfg.LeaderElectionNamespace,
+		LeaderElectionConfig:    cfg.LeaderElectionConfig,
 		// Stop acting at once when leadership is lost; the process restarts as a follower.
 		LeaderElectionReleaseOnCancel: true,
 	}

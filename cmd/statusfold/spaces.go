@@ -117,19 +117,20 @@ func (o *managerOptions) findSpaces(ctx context.Context, f kubeflex.Finder, log 
 		}
 	}
 	if wds != nil && !wds.ControlPlane.IsHost() {
-		o.separateWDS(log, wds.ControlPlane)
+		o.separateWDS(log, wds.ControlPlane, f.Hosting)
 	}
 	return found, nil
 }
 
 // separateWDS adapts the Config to a WDS that is another apiserver than the hosting cluster: the
-// Lease goes to kube-system there (the pod's namespace exists only in the hosting cluster), and
-// the webhooks are not served (their configurations and Service are the hosting cluster's, where
-// users do not apply their objects; docs/install.md).
-func (o *managerOptions) separateWDS(log logr.Logger, cp kubeflex.ControlPlane) {
-	if o.cfg.LeaderElection && o.cfg.LeaderElectionNamespace == "" {
-		o.cfg.LeaderElectionNamespace = "kube-system"
-		log.Info("the leader election Lease is kept in the WDS's kube-system namespace", "controlPlane", cp.Name, "lease", o.cfg.LeaderElectionID)
+// Lease stays in the hosting cluster (hosting: its config), in the pod's namespace as without
+// KubeFlex, where the chart's Role grants it; and the webhooks are not served (their
+// configurations and Service are the hosting cluster's, where users do not apply their objects;
+// docs/install.md).
+func (o *managerOptions) separateWDS(log logr.Logger, cp kubeflex.ControlPlane, hosting *rest.Config) {
+	if o.cfg.LeaderElection {
+		o.cfg.LeaderElectionConfig = hosting
+		log.Info("the leader election Lease is kept in the hosting cluster", "controlPlane", cp.Name, "lease", o.cfg.LeaderElectionID)
 	}
 	if o.cfg.SetupWebhooks != nil {
 		o.cfg.SetupWebhooks = nil

@@ -82,8 +82,9 @@ func TestManagerKubeflexFindsSpaces(t *testing.T) {
 	if got.WDS == nil || got.WDS.Host != "https://wds1" || got.ITSConfig == nil || got.ITSConfig.Host != "https://its1" {
 		t.Fatalf("WDS %v, ITS %v: want https://wds1 and https://its1 (the only ITS)", got.WDS, got.ITSConfig)
 	}
-	if got.WDSName != "wds1" || got.LeaderElectionNamespace != "kube-system" {
-		t.Errorf("WDSName %q, Lease namespace %q: want wds1 and kube-system (a WDS of type k8s)", got.WDSName, got.LeaderElectionNamespace)
+	if got.WDSName != "wds1" || got.LeaderElectionConfig == nil || got.LeaderElectionConfig.Host != "https://hosting" || got.LeaderElectionNamespace != "" {
+		t.Errorf("WDSName %q, Lease in %v namespace %q: want wds1, and the Lease in the hosting cluster in the pod's namespace (a WDS of type k8s)",
+			got.WDSName, got.LeaderElectionConfig, got.LeaderElectionNamespace)
 	}
 	err = runKubeflexManager(t, c, func(_ context.Context, cfg aggregator.Config) error { got = cfg; return nil },
 		"--wds-name=wds1", "--wds-kubeconfig", writeKubeconfig(t))
