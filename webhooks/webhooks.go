@@ -47,6 +47,12 @@ const (
 	NameValidateAggregationPolicy = "vaggregationpolicy.statusfold.dev"
 )
 
+// CheckDeadline bounds a validating webhook's check (lookups, compilation, examples), well
+// under the webhook's timeout (TimeoutSeconds), so that the client gets statusfold's denial
+// rather than the apiserver's "context deadline exceeded". An AggregationPolicy's compilation
+// and examples have their own, shorter bound of 2 s (policy/aggregation.ValidatePolicyContext).
+const CheckDeadline = 5 * time.Second
+
 // DefaultSchemaRecheck is how often, at most, the webhooks look for changed OpenAPI schemas.
 const DefaultSchemaRecheck = 10 * time.Second
 
@@ -183,23 +189,29 @@ func ClientPolicies(c client.Reader) check.PolicyLister {
 // Validator is a validating webhook for one kind: it runs a check and rejects the object with
 // an Invalid status error (kubectl prints `The StatusCollector "x" is invalid: ...` and every
 // field error) when the check finds errors; warnings always reach the client.
+//
+// Before the check, the handler refuses an object that breaks a limit of the CRD schema
+// (limits.go): a request sent straight to the webhook port has not been through the schema.
+// The check runs under the request's context bounded by CheckDeadline.
 type Validator[T client.Object] struct {
-	kind  string
-	gv    schema.GroupVersion // zero: control.kubestellar.io/v1alpha1
-	check func(context.Context, T) (field.ErrorList, []string)
-	spec  func(T) any
+	kind     string
+	gv       schema.GroupVersion // zero: control.kubestellar.io/v1alpha1
+	limits   func(T) field.ErrorList
+	check    func(context.Context, T) (field.ErrorList, []string)
+	spec     func(T) any
+	deadline time.Duration // zero: CheckDeadline
 }
 
 // NewStatusCollectorValidator rejects collectors with any error of the collector compiler.
 func NewStatusCollectorValidator(c *check.Checker) *Validator[*controlv1alpha1.StatusCollector] {
 	return &Validator[*controlv1alpha1.StatusCollector]{kind: "StatusCollector",
-		check: c.StatusCollector,
-		spec:  func(sc *controlv1alpha1.StatusCollector) any { return sc.Spec }}
+		limits: StatusCollectorLimits, check: c.StatusCollector,
+		spec: func(sc *controlv1alpha1.StatusCollector) any { return sc.Spec }}
 }
 
 // NewContentClassifierValidator rejects classifiers that break a rule of docs/rules.md "ContentClassifier".
 func NewContentClassifierValidator(c *check.Checker) *Validator[*controlv1alpha1.ContentClassifier] {
-	return &Validator[*controlv1alpha1.ContentClassifier]{kind: "ContentClassifier",
+	return &Validator[*controlv1alpha1.ContentClassifier]{kind: "ContentClassifier", limits: ContentClassifierLimits,
 		check: func(_ context.Context, cc *controlv1alpha1.ContentClassifier) (field.ErrorList, []string) {
 			return c.ContentClassifier(cc)
 		},
@@ -216,6 +228,7 @@ func NewBindingPolicyValidator(c *check.Checker) *Validator[*controlv1alpha1.Bin
 // the required rule, or fails its examples.
 func NewAggregationPolicyValidator(c *check.Checker) *Validator[*policyv1alpha1.AggregationPolicy] {
 	return &Validator[*policyv1alpha1.AggregationPolicy]{kind: "AggregationPolicy", gv: policyv1alpha1.GroupVersion,
+		limits: AggregationPolicyLimits,
 		check: func(ctx context.Context, p *policyv1alpha1.AggregationPolicy) (field.ErrorList, []string) {
 			return c.AggregationPolicy(ctx, p)
 		},
@@ -224,19 +237,47 @@ func NewAggregationPolicyValidator(c *check.Checker) *Validator[*policyv1alpha1.
 
 var _ admission.Validator[*controlv1alpha1.StatusCollector] = (*Validator[*controlv1alpha1.StatusCollector])(nil)
 
-// ValidateCreate runs the check.
+// ValidateCreate checks the schema's limits, then runs the check.
 func (v *Validator[T]) ValidateCreate(ctx context.Context, obj T) (admission.Warnings, error) {
-	errs, warnings := v.check(ctx, obj)
+	if errs := v.checkLimits(obj); len(errs) > 0 {
+		return v.verdict(obj, errs, nil)
+	}
+	errs, warnings := v.bounded(ctx, obj)
 	return v.verdict(obj, errs, warnings)
 }
 
-// ValidateUpdate runs the check; when the spec did not change, errors do not reject the update.
+// ValidateUpdate checks the schema's limits, then runs the check; when the spec did not change,
+// the check's errors do not reject the update (the limits' do: the apiserver would not have
+// stored such an object).
 func (v *Validator[T]) ValidateUpdate(ctx context.Context, old, obj T) (admission.Warnings, error) {
-	errs, warnings := v.check(ctx, obj)
+	if errs := v.checkLimits(obj); len(errs) > 0 {
+		return v.verdict(obj, errs, nil)
+	}
+	errs, warnings := v.bounded(ctx, obj)
 	if equality.Semantic.DeepEqual(v.spec(old), v.spec(obj)) && old.GetName() == obj.GetName() {
 		errs = nil
 	}
 	return v.verdict(obj, errs, warnings)
+}
+
+func (v *Validator[T]) checkLimits(obj T) field.ErrorList {
+	if v.limits == nil {
+		return nil
+	}
+	return v.limits(obj)
+}
+
+// bounded runs the check under ctx bounded by the Validator's deadline, whose expiry is named
+// in the errors of a check that stops on it (the aggregation engine's).
+func (v *Validator[T]) bounded(ctx context.Context, obj T) (field.ErrorList, []string) {
+	d := v.deadline
+	if d == 0 {
+		d = CheckDeadline
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, d, fmt.Errorf(
+		"the admission check took more than %s (the webhook's timeout is %ds)", d, TimeoutSeconds))
+	defer cancel()
+	return v.check(ctx, obj)
 }
 
 // ValidateDelete admits every deletion.
