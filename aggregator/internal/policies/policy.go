@@ -136,8 +136,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, name string) error {
 
 // resolve lists the inventory and the objects of every resource some clause can select, and
 // computes the Binding's spec. The objects of a resource that cannot be listed now (its watch
-// does not sync) keep the entries cur (the Binding as written, nil: none) has for them: nothing
-// is dropped on uncertainty, and the other resources are still resolved.
+// does not sync), or of a group whose discovery fails (keepUncertain), keep the entries cur (the
+// Binding as written, nil: none) has: nothing is dropped on uncertainty; the rest is resolved.
 func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPolicy, cur *controlv1alpha1.Binding) (controlv1alpha1.BindingSpec, field.ErrorList, error) {
 	// The cache reads share what they return with the cache: only read, never written.
 	var mcs clusterv1.ManagedClusterList
@@ -186,6 +186,9 @@ func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 		return n.Labels
 	}
 	spec, errs := rules.ResolveBinding(bp, clusters, objects, nsLabels)
+	if err := r.keepUncertain(bp, cur, unlisted); err != nil {
+		return controlv1alpha1.BindingSpec{}, nil, err
+	}
 	if cur != nil {
 		rules.KeepBound(&spec, &cur.Spec, unlisted)
 	}

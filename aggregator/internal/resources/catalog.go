@@ -159,6 +159,19 @@ func (c *Catalog) Degraded() bool {
 	return c.allFailed || len(c.failed) > 0
 }
 
+// Uncertain returns, sorted, the groups whose discovery failed at the last refresh (none: nil),
+// and all: discovery failed as a whole and nothing was known before. The resources of such a
+// group that the catalog does not know may exist (binding resolution keeps their entries).
+func (c *Catalog) Uncertain() (groups []string, all bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for g := range c.failed {
+		groups = append(groups, g)
+	}
+	slices.Sort(groups)
+	return groups, c.allFailed
+}
+
 // discover reads discovery. The resources of groups whose discovery fails are taken from prev
 // (the catalog as last known). complete is false when discovery failed as a whole.
 func discover(disc discovery.DiscoveryInterface, prev map[schema.GroupResource]ResourceInfo) (byGR map[schema.GroupResource]ResourceInfo, failed map[string]bool, complete bool) {

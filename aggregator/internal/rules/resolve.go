@@ -213,6 +213,41 @@ func KeepBound(spec, cur *controlv1alpha1.BindingSpec, unknown map[schema.GroupR
 	sortWorkload(spec)
 }
 
+// UncertainResources returns the resources of the objects cur (the Binding as written) lists
+// that belong to a group in groups (its discovery fails), that known does not report (the catalog
+// has never seen them: e.g. at start, or after a leader change, while the group is down) and that
+// some clause of bp can select. Their objects may exist: KeepBound keeps their entries rather
+// than dropping them as absent. A resource no clause can select any more is not kept: its entries
+// go whatever discovery says.
+func UncertainResources(bp *controlv1alpha1.BindingPolicy, cur *controlv1alpha1.BindingSpec, groups []string,
+	known func(schema.GroupResource) bool) map[schema.GroupResource]bool {
+	if cur == nil || len(groups) == 0 {
+		return nil
+	}
+	var out map[schema.GroupResource]bool
+	add := func(gr schema.GroupResource) {
+		if out[gr] || !slices.Contains(groups, gr.Group) || known(gr) {
+			return
+		}
+		if !slices.ContainsFunc(bp.Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
+			return ClauseWantsResource(&c.DownsyncObjectTest, gr)
+		}) {
+			return
+		}
+		if out == nil {
+			out = map[schema.GroupResource]bool{}
+		}
+		out[gr] = true
+	}
+	for _, c := range cur.Workload.NamespaceScope {
+		add(schema.GroupResource{Group: c.Group, Resource: c.Resource})
+	}
+	for _, c := range cur.Workload.ClusterScope {
+		add(schema.GroupResource{Group: c.Group, Resource: c.Resource})
+	}
+	return out
+}
+
 // combineModulation ORs the booleans and unions (sorted) the collector names.
 func combineModulation(a, b controlv1alpha1.DownsyncModulation) controlv1alpha1.DownsyncModulation {
 	out := controlv1alpha1.DownsyncModulation{
