@@ -20,6 +20,18 @@ const (
 	TimeoutSeconds = 10
 )
 
+// SpecChangedCondition is the CEL expression of the webhooks' matchCondition: the apiserver calls
+// a webhook for a CREATE, and for an UPDATE only when `spec` changed (oldObject is null on
+// CREATE). Metadata-only updates — KubeStellar's own label writes on BindingPolicies, finalizer
+// removals — then do not depend on the webhook being up; the handlers admit them anyway
+// (Validator.ValidateUpdate).
+const SpecChangedCondition = "request.operation == 'CREATE' || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec"
+
+// matchConditions are the webhooks' matchConditions (SpecChangedCondition).
+func matchConditions() []admissionregistrationv1.MatchCondition {
+	return []admissionregistrationv1.MatchCondition{{Name: "spec-changed", Expression: SpecChangedCondition}}
+}
+
 // ClientConfigFunc makes a webhook's client config for a URL path.
 type ClientConfigFunc func(path string) admissionregistrationv1.WebhookClientConfig
 
@@ -56,6 +68,7 @@ func Configurations(clientConfig ClientConfigFunc) (*admissionregistrationv1.Val
 			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
 			TimeoutSeconds:          ptr.To[int32](TimeoutSeconds),
 			AdmissionReviewVersions: []string{"v1"},
+			MatchConditions:         matchConditions(),
 		}
 	}
 	control := controlv1alpha1.GroupVersion.Group
@@ -81,6 +94,7 @@ func Configurations(clientConfig ClientConfigFunc) (*admissionregistrationv1.Val
 			TimeoutSeconds:          ptr.To[int32](TimeoutSeconds),
 			AdmissionReviewVersions: []string{"v1"},
 			ReinvocationPolicy:      ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
+			MatchConditions:         matchConditions(),
 		}},
 	}
 	return v, m
