@@ -16,6 +16,7 @@ import (
 
 	"github.com/statusfold/statusfold/aggregator"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	"github.com/statusfold/statusfold/test/framework"
 )
 
 // TestStartWhileAggregatedAPIDown: a manager starts (a restart, or a new leader) while an
@@ -24,29 +25,9 @@ import (
 // CombinedStatus and the returned status stay, the rest of the policy is still resolved, and
 // everything converges when the group is back.
 func TestStartWhileAggregatedAPIDown(t *testing.T) {
-	cp, api := runAggregated(t, "wec1")
-	c := cp.Client
-	create(t, c, kubestellarDocCollectors()...)
 	const ns = "aggregated"
-	thing := customObject(t, c, thingGVK, ns, "t1")
-	create(t, c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm1"}})
-	create(t, c, policy(ns, []string{"wec1"},
-		clause(frontGroup, "things", ns, []string{"t1"}, singleton, collectors("count-wecs")),
-		clause("", "configmaps", ns, []string{"cm1"})))
-	ref := controlv1alpha1.SourceRef{Group: frontGroup, Version: "v1", Resource: "things", Kind: "Thing", Namespace: ns, Name: "t1"}
-	report(t, c, "wec1", ref, map[string]any{"phase": "Ready", "ready": int64(1)}, applied(1))
-	frontThing := &unstructured.Unstructured{}
-	frontThing.SetGroupVersionKind(schema.GroupVersionKind{Group: frontGroup, Version: "v1", Kind: "Thing"})
-	frontThing.SetNamespace(ns)
-	frontThing.SetName("t1")
-	frontThing.SetUID(thing.GetUID())
-
-	// The first manager sees the group and writes everything.
-	_, stop := startManager(t, cp, aggregator.Options{CatalogRefresh: time.Second})
-	expectResult(t, c, frontThing, ns, ns, "count-wecs", [][]string{{"1"}})
-	expectThing(t, c, "Ready", "1")
-	eventually(t, "the Binding lists t1 and cm1", func() error { return bindingKeeps(c, ns, nil) })
-	stop()
+	cp, api, frontThing := boundThingAndConfigMap(t, ns)
+	c := cp.Client
 
 	// The group goes down while no manager runs, and the policy changes: the next start resolves it.
 	api.stop()
@@ -62,24 +43,7 @@ func TestStartWhileAggregatedAPIDown(t *testing.T) {
 	// observedGeneration after the Binding). The ConfigMap's entry shows the change; the Thing's
 	// entry is kept as it was.
 	awaitResolved(t, c, ns)
-	kept := func(cmCollectors []string) {
-		t.Helper()
-		if err := bindingKeeps(c, ns, cmCollectors); err != nil {
-			t.Fatalf("while the aggregated API is down: %v", err)
-		}
-		if _, err := combinedStatus(c, frontThing, ns, ns); err != nil {
-			t.Fatalf("CombinedStatus while the aggregated API is down: %v", err)
-		}
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(thingGVK)
-		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "t1"}, u); err != nil {
-			t.Fatal(err)
-		}
-		if phase, _, _ := unstructured.NestedString(u.Object, "status", "phase"); phase != "Ready" {
-			t.Fatalf("returned status while the aggregated API is down: %v", u.Object["status"])
-		}
-	}
-	kept([]string{"count-wecs"})
+	keptWhileDown(t, c, frontThing, ns, []string{"count-wecs"})
 	expectEvent(t, c, "", ns, "DiscoveryFailed", frontGroup)
 
 	// Barrier: the Thing's evaluation has failed (uncertain) at least once under this manager,
@@ -94,7 +58,7 @@ func TestStartWhileAggregatedAPIDown(t *testing.T) {
 		bp.Spec.Downsync[1].StatusCollectors = []string{"count-wecs", "full-status"}
 	})
 	awaitResolved(t, c, ns)
-	kept([]string{"count-wecs", "full-status"})
+	keptWhileDown(t, c, frontThing, ns, []string{"count-wecs", "full-status"})
 
 	// Back: resolution proceeds for the group too, and the change made while it was down arrives.
 	api.start()
@@ -120,6 +84,56 @@ func TestStartWhileAggregatedAPIDown(t *testing.T) {
 		_, err = result(cs, "full-status")
 		return err
 	})
+}
+
+// boundThingAndConfigMap starts a control plane with the aggregated group up, a policy binding
+// the Thing t1 (front group, with a return) and the ConfigMap cm1 of ns to wec1, and runs a first
+// manager until the Binding, the CombinedStatus and the return are written. It returns the
+// Thing as seen through the front group.
+func boundThingAndConfigMap(t *testing.T, ns string) (*framework.ControlPlane, *aggregatedAPI, *unstructured.Unstructured) {
+	t.Helper()
+	cp, api := runAggregated(t, "wec1")
+	c := cp.Client
+	create(t, c, kubestellarDocCollectors()...)
+	thing := customObject(t, c, thingGVK, ns, "t1")
+	create(t, c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm1"}})
+	create(t, c, policy(ns, []string{"wec1"},
+		clause(frontGroup, "things", ns, []string{"t1"}, singleton, collectors("count-wecs")),
+		clause("", "configmaps", ns, []string{"cm1"})))
+	ref := controlv1alpha1.SourceRef{Group: frontGroup, Version: "v1", Resource: "things", Kind: "Thing", Namespace: ns, Name: "t1"}
+	report(t, c, "wec1", ref, map[string]any{"phase": "Ready", "ready": int64(1)}, applied(1))
+	frontThing := &unstructured.Unstructured{}
+	frontThing.SetGroupVersionKind(schema.GroupVersionKind{Group: frontGroup, Version: "v1", Kind: "Thing"})
+	frontThing.SetNamespace(ns)
+	frontThing.SetName("t1")
+	frontThing.SetUID(thing.GetUID())
+
+	_, stop := startManager(t, cp, aggregator.Options{CatalogRefresh: time.Second})
+	expectResult(t, c, frontThing, ns, ns, "count-wecs", [][]string{{"1"}})
+	expectThing(t, c, "Ready", "1")
+	eventually(t, "the Binding lists t1 and cm1", func() error { return bindingKeeps(c, ns, nil) })
+	stop()
+	return cp, api, frontThing
+}
+
+// keptWhileDown checks, once, that the Binding ns still lists the Thing (and cm1 with the
+// collectors given), that the Thing's CombinedStatus exists and that its returned status is there.
+func keptWhileDown(t *testing.T, c client.Client, frontThing *unstructured.Unstructured, ns string, cmCollectors []string) {
+	t.Helper()
+	if err := bindingKeeps(c, ns, cmCollectors); err != nil {
+		t.Fatalf("while the aggregated API is down: %v", err)
+	}
+	if _, err := combinedStatus(c, frontThing, ns, ns); err != nil {
+		t.Fatalf("CombinedStatus while the aggregated API is down: %v", err)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(thingGVK)
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "t1"}, u); err != nil {
+		t.Fatal(err)
+	}
+	if phase, _, _ := unstructured.NestedString(u.Object, "status", "phase"); phase != "Ready" {
+		t.Fatalf("returned status while the aggregated API is down: %v", u.Object["status"])
+	}
 }
 
 // bindingKeeps checks that the Binding named lists the Thing t1 (front group) and the ConfigMap
