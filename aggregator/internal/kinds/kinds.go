@@ -3,7 +3,9 @@ package kinds
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -59,6 +61,19 @@ type Reconciler struct {
 	// reevaluate queues the bound objects of an API group ("": every bound object), whose
 	// status return an AggregationPolicy change can change.
 	reevaluate func(ctx context.Context, group string, all bool)
+
+	// installed is, per AggregationPolicy, the spec last given to the engine and the engine's
+	// verdict: a reconcile of the same spec (the echo of its own status write, a resync) neither
+	// compiles it again — with its static evaluation and examples — nor re-evaluates its group.
+	mu        sync.Mutex
+	installed map[string]installedPolicy
+}
+
+// installedPolicy is an AggregationPolicy's spec version (UID and generation) as the engine last
+// judged it, and the problems it found.
+type installedPolicy struct {
+	version string
+	errs    field.ErrorList
 }
 
 // Config are a Reconciler's dependencies (see its fields of the same names).
@@ -75,7 +90,7 @@ type Config struct {
 // New returns the kinds reconciler of c's dependencies.
 func New(c Config) *Reconciler {
 	return &Reconciler{cache: c.Cache, compiler: c.Compiler, policies: c.Policies, writer: c.Writer, metrics: c.Metrics,
-		recorder: c.Recorder, reevaluate: c.Reevaluate}
+		recorder: c.Recorder, reevaluate: c.Reevaluate, installed: map[string]installedPolicy{}}
 }
 
 // Reconcile maintains the status of a StatusCollector or ContentClassifier: the problems the
@@ -117,17 +132,13 @@ func (r *Reconciler) reconcileAggregationPolicy(ctx context.Context, name string
 	var ap policyv1alpha1.AggregationPolicy
 	if err := r.cache.Get(ctx, client.ObjectKey{Name: name}, &ap); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.forget(name)
 			r.policies.RemovePolicy(name)
 			r.reevaluate(ctx, "", true)
 		}
 		return client.IgnoreNotFound(err)
 	}
-	errs := r.policies.SetPolicy(&ap)
-	if len(errs) > 0 {
-		r.policies.RemovePolicy(name)
-		r.metrics.Errors.WithLabelValues("aggregationpolicy").Inc()
-	}
-	r.reevaluate(ctx, ap.Spec.Target.Group, false)
+	errs := r.install(ctx, &ap)
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(policyv1alpha1.GroupVersion.WithKind(rules.KindAggregationPolicy))
 	return r.applyValidityAs(ctx, &ap, u, ap.Status.ObservedGeneration, ap.Status.Errors, ap.Status.Conditions, errs)
@@ -135,6 +146,35 @@ func (r *Reconciler) reconcileAggregationPolicy(ctx context.Context, name string
 
 // applyValidity writes {observedGeneration, errors, conditions[Valid]} when it differs from the
 // current status, and an event for a newly invalid spec.
+// install gives ap to the engine (an invalid one is removed from it, and its group re-evaluated)
+// unless the engine already judged this spec, and returns the problems found.
+func (r *Reconciler) install(ctx context.Context, ap *policyv1alpha1.AggregationPolicy) field.ErrorList {
+	version := string(ap.UID) + "/" + strconv.FormatInt(ap.Generation, 10)
+	r.mu.Lock()
+	last, ok := r.installed[ap.Name]
+	r.mu.Unlock()
+	if ok && last.version == version {
+		return last.errs
+	}
+	errs := r.policies.SetPolicy(ap)
+	if len(errs) > 0 {
+		r.policies.RemovePolicy(ap.Name)
+		r.metrics.Errors.WithLabelValues("aggregationpolicy").Inc()
+	}
+	r.mu.Lock()
+	r.installed[ap.Name] = installedPolicy{version: version, errs: errs}
+	r.mu.Unlock()
+	r.reevaluate(ctx, ap.Spec.Target.Group, false)
+	return errs
+}
+
+// forget drops what the engine judged of the AggregationPolicy name (it is gone).
+func (r *Reconciler) forget(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.installed, name)
+}
+
 func (r *Reconciler) applyValidity(ctx context.Context, obj client.Object, kind string, observed int64, curErrs []string,
 	curConds []metav1.Condition, errs field.ErrorList) error {
 	u := &unstructured.Unstructured{}
