@@ -60,26 +60,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, key rules.ObjectKey) error {
 		return err
 	}
 	// Neither output waits for the other's writes: the status return runs beside the CombinedStatus
-	// writes (in series, each added a write's latency to the other). A panic there is raised
-	// again here, where the controller recovers it.
-	var wroteStatus bool
-	var statusErr error
-	var statusPanic any
-	returned := make(chan struct{})
-	go func() {
-		defer close(returned)
-		defer func() {
-			if p := recover(); p != nil {
-				statusPanic = fmt.Sprintf("%v\n(in the status return)\n%s", p, debug.Stack())
-			}
-		}()
-		wroteStatus, statusErr = r.returns.Write(ctx, in)
-	}()
-	wroteCS, csErr := r.combined.Sync(ctx, in)
-	<-returned
-	if statusPanic != nil {
-		panic(statusPanic)
-	}
+	// writes (in series, each added a write's latency to the other).
+	wroteCS, csErr, wroteStatus, statusErr := sideBySide(
+		func() (bool, error) { return r.combined.Sync(ctx, in) },
+		func() (bool, error) { return r.returns.Write(ctx, in) })
 	if err := errors.Join(csErr, statusErr); err != nil {
 		return err
 	}
@@ -90,4 +74,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, key rules.ObjectKey) error {
 		r.metrics.Latency.Observe(time.Since(eventAt).Seconds())
 	}
 	return nil
+}
+
+// sideBySide runs status (the status return) on a goroutine of its own beside combined (the
+// CombinedStatus writes) and returns both results once both have ended. A panic of either is
+// raised here, where the controller recovers it (that of status with its stack), and only once
+// status has ended: no write of this evaluation outlives it, so the key's next evaluation, which
+// the controller queues after the panic, never runs beside this one's status return.
+func sideBySide(combined, status func() (bool, error)) (wroteCS bool, csErr error, wroteStatus bool, statusErr error) {
+	var statusPanic any
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		defer func() {
+			if p := recover(); p != nil {
+				statusPanic = fmt.Sprintf("%v\n(in the status return)\n%s", p, debug.Stack())
+			}
+		}()
+		wroteStatus, statusErr = status()
+	}()
+	func() {
+		defer func() { <-returned }() // also when combined panics
+		wroteCS, csErr = combined()
+	}()
+	if statusPanic != nil {
+		panic(statusPanic)
+	}
+	return wroteCS, csErr, wroteStatus, statusErr
 }
