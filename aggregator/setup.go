@@ -68,7 +68,7 @@ func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog 
 	wds, live := mgr.GetCache(), mgr.GetAPIReader()
 	wecs, reports, pruners, dests := itscache.NewWECIndex(), inputs.NewReportCache(), inputs.NewPrunerCache(), inputs.NewDestsCache()
 	pending, ownWrites, clusterGen, orphans := objects.NewEventTimes(), echo.New(p.metrics.Echoes), &atomic.Uint64{}, &sync.Map{}
-	p.handlers = fanout.New(fanout.Config{WDS: wds, ITS: its.GetCache(), Live: live, Catalog: catalog, Log: log,
+	p.handlers = fanout.New(fanout.Config{WDS: wds, ITS: its.GetCache(), Live: live, Catalog: catalog, Log: log, Metrics: p.metrics,
 		Objects: p.objects, Policies: p.policies, Kinds: p.kinds, WECs: wecs, Reports: reports, Pruners: pruners, Dests: dests,
 		Pending: pending, OwnWrites: ownWrites, ClusterGen: clusterGen, Orphans: orphans,
 		Internal:       opts.BindingResolution == BindingResolutionInternal,

@@ -13,6 +13,7 @@ import (
 	"github.com/statusfold/statusfold/aggregator/internal/echo"
 	"github.com/statusfold/statusfold/aggregator/internal/inputs"
 	"github.com/statusfold/statusfold/aggregator/internal/itscache"
+	"github.com/statusfold/statusfold/aggregator/internal/metrics"
 	"github.com/statusfold/statusfold/aggregator/internal/objects"
 	"github.com/statusfold/statusfold/aggregator/internal/resources"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
@@ -34,6 +35,7 @@ type Handlers struct {
 	live    client.Reader // uncached reads of the WDS
 	catalog *resources.Catalog
 	log     logr.Logger
+	metrics *metrics.Metrics
 
 	objects  Queue[rules.ObjectKey]
 	policies Queue[string]
@@ -64,6 +66,7 @@ type Config struct {
 	Live                              client.Reader
 	Catalog                           *resources.Catalog
 	Log                               logr.Logger
+	Metrics                           *metrics.Metrics // nil: a recovered panic is only logged
 	Objects                           Queue[rules.ObjectKey]
 	Policies                          Queue[string]
 	Kinds                             Queue[rules.KindKey]
@@ -82,7 +85,7 @@ type Config struct {
 
 // New returns the event handlers of c's queues and state.
 func New(c Config) *Handlers {
-	return &Handlers{wds: c.WDS, its: c.ITS, live: c.Live, catalog: c.Catalog, log: c.Log,
+	return &Handlers{wds: c.WDS, its: c.ITS, live: c.Live, catalog: c.Catalog, log: c.Log, metrics: c.Metrics,
 		objects: c.Objects, policies: c.Policies, kinds: c.Kinds,
 		wecs: c.WECs, reports: c.Reports, pruners: c.Pruners, dests: c.Dests, pending: c.Pending, ownWrites: c.OwnWrites,
 		clusterGen: c.ClusterGen, orphans: c.Orphans, internal: c.Internal,
@@ -91,5 +94,5 @@ func New(c Config) *Handlers {
 
 // Workload is the event handler of a workload resource's informer (resources.Watcher).
 func (h *Handlers) Workload(info resources.ResourceInfo) toolscache.ResourceEventHandler {
-	return handlerFuncs(h.onWorkload(info))
+	return h.handlerFuncs(h.onWorkload(info))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -22,13 +23,40 @@ import (
 )
 
 // handlerFuncs adapts one function, called with the old and new object (either may be nil), to an
-// informer event handler.
-func handlerFuncs(f func(oldObj, newObj client.Object)) toolscache.ResourceEventHandlerFuncs {
-	return toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { f(nil, asObject(o)) },
-		UpdateFunc: func(o, n any) { f(asObject(o), asObject(n)) },
-		DeleteFunc: func(o any) { f(asObject(o), nil) },
+// informer event handler. A panic in f is recovered (recoverEvent) instead of ending the process:
+// one object that breaks a handler must not stop the manager for every other.
+func (h *Handlers) handlerFuncs(f func(oldObj, newObj client.Object)) toolscache.ResourceEventHandlerFuncs {
+	guarded := func(o, n client.Object) {
+		defer h.recoverEvent(o, n)
+		f(o, n)
 	}
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { guarded(nil, asObject(o)) },
+		UpdateFunc: func(o, n any) { guarded(asObject(o), asObject(n)) },
+		DeleteFunc: func(o any) { guarded(asObject(o), nil) },
+	}
+}
+
+// recoverEvent, deferred by an event handler, recovers its panic: logged with its stack at default
+// verbosity and counted (statusfold_errors_total{where="panic"}). The event's work is left to the
+// object's next event, at the latest the cache's periodic resync.
+func (h *Handlers) recoverEvent(o, n client.Object) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	if h.metrics != nil {
+		h.metrics.Errors.WithLabelValues("panic").Inc()
+	}
+	obj, name := n, ""
+	if obj == nil {
+		obj = o
+	}
+	if obj != nil {
+		name = fmt.Sprintf("%T %s/%s", obj, obj.GetNamespace(), obj.GetName())
+	}
+	h.log.Error(fmt.Errorf("panic: %v", p), "recovered from a panic in an event handler; the event is dropped",
+		"object", name, "stack", string(debug.Stack()))
 }
 
 func asObject(o any) client.Object {
@@ -39,12 +67,12 @@ func asObject(o any) client.Object {
 	return obj
 }
 
-func addHandler(ctx context.Context, c cache.Cache, obj client.Object, f func(oldObj, newObj client.Object)) (toolscache.ResourceEventHandlerRegistration, error) {
+func (h *Handlers) addHandler(ctx context.Context, c cache.Cache, obj client.Object, f func(oldObj, newObj client.Object)) (toolscache.ResourceEventHandlerRegistration, error) {
 	inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
 	if err != nil {
 		return nil, fmt.Errorf("informer for %T: %w", obj, err)
 	}
-	return inf.AddEventHandler(handlerFuncs(f))
+	return inf.AddEventHandler(h.handlerFuncs(f))
 }
 
 // RegisterHandlers connects every watched kind to the work queues. Every informer starts before
@@ -73,7 +101,7 @@ func (h *Handlers) RegisterHandlers(ctx context.Context) ([]toolscache.ResourceE
 	}
 	var synced []toolscache.ResourceEventHandlerRegistration
 	for _, r := range regs {
-		reg, err := addHandler(ctx, r.c, r.obj, r.f)
+		reg, err := h.addHandler(ctx, r.c, r.obj, r.f)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,10 @@
 package itscache
 
 import (
+	"fmt"
+	"runtime/debug"
+
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -12,7 +16,19 @@ import (
 // the strings that repeat across WorkStatuses (cachedstatus.go). Of other objects it drops the
 // managed fields. Smaller cached objects are cheaper to hold, list and copy. It writes nothing to
 // a WorkStatus it already transformed (client-go may hand it one again).
-func TrimITSObject(in any) (any, error) {
+//
+// A panic while transforming is recovered instead of ending the process (the informer runs the
+// transform on its own goroutine, outside any reconcile): it is logged with its stack and the
+// object is cached as it came; its status is then decoded when an evaluation reads it, where a
+// failure is that evaluation's error, reported and retried.
+func TrimITSObject(in any) (out any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			utilruntime.HandleError(fmt.Errorf("recovered from a panic transforming a %T for the ITS cache; cached as it came: %v\n%s",
+				in, p, debug.Stack()))
+			out, err = in, nil
+		}
+	}()
 	switch o := in.(type) {
 	case *controlv1alpha1.WorkStatus:
 		if Transformed(o) {
