@@ -3,6 +3,7 @@ package kinds
 import (
 	"context"
 	"encoding/json"
+	"github.com/statusfold/statusfold/aggregator/internal/testutil"
 	"slices"
 	"testing"
 
@@ -57,15 +58,15 @@ func (r schemas) ResolveSchema(schema.GroupVersionKind) (*spec.Schema, error) {
 // harness is a kinds reconciler over a fake WDS, with what it did.
 type harness struct {
 	r          *Reconciler
-	api        *fakeAPI
+	api        *testutil.FakeAPI
 	engine     *fakeEngine
 	rec        *events.FakeRecorder
 	reevaluate []string
 }
 
 func newHarness(served *spec.Schema, compiler fakeCompiler, engine *fakeEngine, objs ...client.Object) *harness {
-	h := &harness{api: &fakeAPI{}, engine: engine, rec: events.NewFakeRecorder(16)}
-	c := h.api.client(objs...)
+	h := &harness{api: &testutil.FakeAPI{}, engine: engine, rec: events.NewFakeRecorder(16)}
+	c := h.api.Client(objs...)
 	m := metrics.New()
 	w := writer.New(c, schemas{served}, report.NewThrottle(report.FailureWindow), m, nil, logr.Discard(), h.rec)
 	h.r = New(Config{Cache: c, Compiler: compiler, Policies: engine, Writer: w, Metrics: m, Recorder: h.rec,
@@ -77,14 +78,14 @@ func newHarness(served *spec.Schema, compiler fakeCompiler, engine *fakeEngine, 
 
 // statusWrites is the status the writes carried, as JSON, each condition's lastTransitionTime
 // (the time of the write) checked and removed; and each write's subresource and force.
-func statusWrites(t *testing.T, api *fakeAPI) []string {
+func statusWrites(t *testing.T, api *testutil.FakeAPI) []string {
 	t.Helper()
 	var out []string
-	for _, w := range api.writes {
-		if w.sub != "status" || !w.force || w.manager != rules.FieldManager {
+	for _, w := range api.Writes {
+		if w.Sub != "status" || !w.Force || w.Manager != rules.FieldManager {
 			t.Errorf("write %+v: want a forced apply of the status subresource by %s", w, rules.FieldManager)
 		}
-		status, _ := w.obj.Object["status"].(map[string]any)
+		status, _ := w.Obj.Object["status"].(map[string]any)
 		conds, _ := status["conditions"].([]any)
 		for _, c := range conds {
 			c := c.(map[string]any)
@@ -93,7 +94,7 @@ func statusWrites(t *testing.T, api *fakeAPI) []string {
 			}
 			delete(c, "lastTransitionTime")
 		}
-		b, err := json.Marshal(map[string]any{"kind": w.obj.GetKind(), "name": w.obj.GetName(), "status": status})
+		b, err := json.Marshal(map[string]any{"kind": w.Obj.GetKind(), "name": w.Obj.GetName(), "status": status})
 		if err != nil {
 			t.Fatal(err)
 		}

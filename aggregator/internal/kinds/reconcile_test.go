@@ -3,6 +3,7 @@ package kinds
 import (
 	"context"
 	"encoding/json"
+	"github.com/statusfold/statusfold/aggregator/internal/testutil"
 	"slices"
 	"testing"
 
@@ -86,7 +87,7 @@ func TestStatusCollectorValidity(t *testing.T) {
 			if got := statusWrites(t, h.api); !equalOrBothEmpty(got, tc.want) {
 				t.Errorf("writes\n got %q\nwant %q", got, tc.want)
 			}
-			if got := recorded(h.rec); !equalOrBothEmpty(got, tc.events) {
+			if got := testutil.Recorded(h.rec); !equalOrBothEmpty(got, tc.events) {
 				t.Errorf("events\n got %q\nwant %q", got, tc.events)
 			}
 		})
@@ -144,7 +145,7 @@ func TestAggregationPolicy(t *testing.T) {
 			if got := statusWrites(t, h.api); !equalOrBothEmpty(got, tc.want) {
 				t.Errorf("writes\n got %q\nwant %q", got, tc.want)
 			}
-			if got := recorded(h.rec); !equalOrBothEmpty(got, tc.events) {
+			if got := testutil.Recorded(h.rec); !equalOrBothEmpty(got, tc.events) {
 				t.Errorf("events\n got %q\nwant %q", got, tc.events)
 			}
 		})

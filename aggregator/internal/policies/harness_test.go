@@ -1,6 +1,7 @@
 package policies
 
 import (
+	"github.com/statusfold/statusfold/aggregator/internal/testutil"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -45,13 +46,13 @@ func discoveryOf() *fakediscovery.FakeDiscovery {
 type harness struct {
 	r   *Reconciler
 	c   client.Client
-	api *fakeAPI
+	api *testutil.FakeAPI
 	rec *events.FakeRecorder
 }
 
 func newHarness(internal bool, compiler fakeCompiler, objs ...client.Object) *harness {
-	h := &harness{api: &fakeAPI{}, rec: events.NewFakeRecorder(16)}
-	h.c = h.api.client(objs...)
+	h := &harness{api: &testutil.FakeAPI{}, rec: events.NewFakeRecorder(16)}
+	h.c = h.api.Client(objs...)
 	m, log := metrics.New(), logr.Discard()
 	failures := report.NewThrottle(report.FailureWindow)
 	catalog := resources.NewCatalog(discoveryOf(), time.Hour)

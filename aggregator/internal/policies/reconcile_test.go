@@ -64,20 +64,20 @@ func TestReconcilePolicy(t *testing.T) {
 				t.Fatal(err)
 			}
 			var writes []string
-			for _, w := range h.api.writes {
-				sub := w.sub
+			for _, w := range h.api.Writes {
+				sub := w.Sub
 				if sub == "" {
 					sub = "main"
 				}
-				writes = append(writes, w.obj.GetKind()+" "+sub)
-				if !w.force || w.manager != rules.FieldManager || w.validation != "Ignore" {
+				writes = append(writes, w.Obj.GetKind()+" "+sub)
+				if !w.Force || w.Manager != rules.FieldManager || w.Validation != "Ignore" {
 					t.Errorf("write %+v: want a forced apply by %s with fieldValidation=Ignore", w, rules.FieldManager)
 				}
 				switch writes[len(writes)-1] {
 				case "Binding main":
-					checkBinding(t, w.obj.Object, owner)
+					checkBinding(t, w.Obj.Object, owner)
 				case "BindingPolicy status":
-					checkCondition(t, w.obj.Object, tc.cond)
+					checkCondition(t, w.Obj.Object, tc.cond)
 				}
 			}
 			if !slices.Equal(writes, tc.writes) {
@@ -147,8 +147,8 @@ func TestDeletedPolicy(t *testing.T) {
 			if kept := err == nil; kept != tc.kept || (err != nil && !apierrors.IsNotFound(err)) {
 				t.Errorf("Binding kept: %v (%v), want %v", kept, err, tc.kept)
 			}
-			if len(h.api.writes) != 0 {
-				t.Errorf("writes %d, want none", len(h.api.writes))
+			if len(h.api.Writes) != 0 {
+				t.Errorf("writes %d, want none", len(h.api.Writes))
 			}
 		})
 	}

@@ -2,11 +2,12 @@ package statusreturn
 
 import (
 	"context"
+	"github.com/statusfold/statusfold/aggregator/internal/testutil"
 	"slices"
 	"strconv"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,9 +19,9 @@ import (
 )
 
 // failWhile answers err to the status writes that still carry the status field at path.
-func failWhile(err error, path ...string) func(sentWrite) error {
-	return func(w sentWrite) error {
-		if _, found, _ := unstructured.NestedFieldNoCopy(w.obj.Object, path...); found && w.sub == "status" {
+func failWhile(err error, path ...string) func(testutil.SentWrite) error {
+	return func(w testutil.SentWrite) error {
+		if _, found, _ := unstructured.NestedFieldNoCopy(w.Obj.Object, path...); found && w.Sub == "status" {
 			return err
 		}
 		return nil
@@ -40,7 +41,7 @@ func TestApplyReturnLeavesOutWhatIsRefused(t *testing.T) {
 	owned := ownedBy("status", statusOwned)
 	cases := []struct {
 		name      string
-		fail      func(sentWrite) error
+		fail      func(testutil.SentWrite) error
 		status    string
 		want      []string
 		events    []string
@@ -77,9 +78,9 @@ func TestApplyReturnLeavesOutWhatIsRefused(t *testing.T) {
 	conflicts := metrics.New().Conflicts
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			api := &fakeAPI{fail: tc.fail}
+			api := &testutil.FakeAPI{Fail: tc.fail}
 			r, rec := newTestReturner(api)
-			before := testutil.ToFloat64(conflicts)
+			before := promtest.ToFloat64(conflicts)
 			_, err := r.writeReturn(context.Background(), deployment(t, nil, ""), nil, decode(t, tc.status), nil)
 			if (err != nil) != tc.err {
 				t.Fatalf("error %v, want one: %v", err, tc.err)
@@ -87,18 +88,18 @@ func TestApplyReturnLeavesOutWhatIsRefused(t *testing.T) {
 			if got := sent(t, api, 0); !slices.Equal(got, tc.want) {
 				t.Errorf("writes\n got %q\nwant %q", got, tc.want)
 			}
-			if got := recorded(rec); !slices.Equal(got, tc.events) {
+			if got := testutil.Recorded(rec); !slices.Equal(got, tc.events) {
 				t.Errorf("events\n got %q\nwant %q", got, tc.events)
 			}
-			if got := testutil.ToFloat64(conflicts) - before; got != tc.conflicts {
+			if got := promtest.ToFloat64(conflicts) - before; got != tc.conflicts {
 				t.Errorf("statusfold_status_conflicts_total grew by %v, want %v", got, tc.conflicts)
 			}
-			lastRV := strconv.Itoa(100 + len(api.writes))
+			lastRV := strconv.Itoa(100 + len(api.Writes))
 			if echo := r.ownWrites.Seen(deployKey.String(), lastRV, func() {}); echo != tc.echo {
 				t.Errorf("resourceVersion %s recognised as the echo of statusfold's write: %v, want %v", lastRV, echo, tc.echo)
 			}
-			api.fail = nil
-			from := len(api.writes)
+			api.Fail = nil
+			from := len(api.Writes)
 			if _, err := r.writeReturn(context.Background(), tc.next, nil, decode(t, tc.status), nil); err != nil {
 				t.Fatal(err)
 			}

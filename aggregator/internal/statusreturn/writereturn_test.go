@@ -3,6 +3,7 @@ package statusreturn
 import (
 	"context"
 	"encoding/json"
+	"github.com/statusfold/statusfold/aggregator/internal/testutil"
 	"slices"
 	"testing"
 
@@ -82,18 +83,18 @@ const (
 
 // sent is the writes the fake apiserver received from index from on, each as its subresource
 // ("main" for the main resource) and its JSON; every one must be a non-forced apply of statusfold.
-func sent(t *testing.T, api *fakeAPI, from int) []string {
+func sent(t *testing.T, api *testutil.FakeAPI, from int) []string {
 	t.Helper()
 	var out []string
-	for _, w := range api.writes[from:] {
-		if w.verb != "apply" || w.force || w.manager != rules.FieldManager {
+	for _, w := range api.Writes[from:] {
+		if w.Verb != "apply" || w.Force || w.Manager != rules.FieldManager {
 			t.Errorf("write %+v: want a non-forced apply by %s", w, rules.FieldManager)
 		}
-		b, err := json.Marshal(w.obj.Object)
+		b, err := json.Marshal(w.Obj.Object)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sub := w.sub
+		sub := w.Sub
 		if sub == "" {
 			sub = "main"
 		}
@@ -106,7 +107,7 @@ func sent(t *testing.T, api *fakeAPI, from int) []string {
 // the labels go to the main resource, the status to the status subresource, and each is written
 // only when what statusfold owns differs from what is wanted.
 func TestWriteReturnWritesWhatIsNotCurrent(t *testing.T) {
-	api := &fakeAPI{}
+	api := &testutil.FakeAPI{}
 	r, _ := newTestReturner(api)
 	steps := []struct {
 		name   string
@@ -136,7 +137,7 @@ func TestWriteReturnWritesWhatIsNotCurrent(t *testing.T) {
 			want: []string{labelsApply(countLabel, "")}},
 	}
 	for _, s := range steps {
-		from := len(api.writes)
+		from := len(api.Writes)
 		wrote, err := r.writeReturn(context.Background(), s.in, s.labels, decode(t, s.status), nil)
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
@@ -174,7 +175,7 @@ func TestWriteReturnCases(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			api := &fakeAPI{}
+			api := &testutil.FakeAPI{}
 			r, _ := newTestReturner(api)
 			if _, err := r.writeReturn(context.Background(), tc.in, tc.labels, decode(t, tc.status), nil); err != nil {
 				t.Fatal(err)

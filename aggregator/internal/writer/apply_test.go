@@ -3,10 +3,11 @@ package writer
 import (
 	"context"
 	"errors"
+	"github.com/statusfold/statusfold/aggregator/internal/testutil"
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -50,52 +51,52 @@ func TestApplySendsPrunedToServedSchema(t *testing.T) {
 		in     string
 		sub    string
 		force  bool
-		want   sentWrite
+		want   testutil.SentWrite
 		sent   string
 		events []string
 	}{
 		{name: "undeclared spec field dropped", in: `{` + cs + `,"spec":{"a":"x","b":"y"}}`, force: true,
-			want:   sentWrite{verb: "patch", patchType: types.ApplyPatchType, manager: "statusfold", validation: "Ignore", force: true},
+			want:   testutil.SentWrite{Verb: "patch", PatchType: types.ApplyPatchType, Manager: "statusfold", Validation: "Ignore", Force: true},
 			sent:   `{` + cs + `,"spec":{"a":"x"}}`,
 			events: []string{"Warning FieldsDropped written without fields that the served schema of CombinedStatus.control.kubestellar.io does not declare (reported once per kind and schema): .spec.b"}},
 		{name: "declared fields only: sent whole, nothing reported", in: `{` + cs + `,"spec":{"a":"x"}}`,
-			want: sentWrite{verb: "patch", patchType: types.ApplyPatchType, manager: "statusfold", validation: "Ignore"},
+			want: testutil.SentWrite{Verb: "patch", PatchType: types.ApplyPatchType, Manager: "statusfold", Validation: "Ignore"},
 			sent: `{` + cs + `,"spec":{"a":"x"}}`},
 		{name: "status subresource pruned", in: `{` + cs + `,"status":{"phase":"Ready","conditions":[]}}`, sub: "status", force: true,
-			want:   sentWrite{verb: "patch", sub: "status", patchType: types.ApplyPatchType, manager: "statusfold", validation: "Ignore", force: true},
+			want:   testutil.SentWrite{Verb: "patch", Sub: "status", PatchType: types.ApplyPatchType, Manager: "statusfold", Validation: "Ignore", Force: true},
 			sent:   `{` + cs + `,"status":{"phase":"Ready"}}`,
 			events: []string{"Warning FieldsDropped written without fields that the served schema of CombinedStatus.control.kubestellar.io does not declare (reported once per kind and schema): .status.conditions"}},
 		{name: "another group: applied whole, not forced", in: `{` + deploy + `,"spec":{"a":"x","b":"y"}}`,
-			want: sentWrite{verb: "apply", patchType: types.ApplyPatchType, manager: "statusfold"},
+			want: testutil.SentWrite{Verb: "apply", PatchType: types.ApplyPatchType, Manager: "statusfold"},
 			sent: `{` + deploy + `,"spec":{"a":"x","b":"y"}}`},
 		{name: "another group's status: applied whole on the subresource", in: `{` + deploy + `,"status":{"extra":1}}`, sub: "status",
-			want: sentWrite{verb: "apply", sub: "status", patchType: types.ApplyPatchType, manager: "statusfold"},
+			want: testutil.SentWrite{Verb: "apply", Sub: "status", PatchType: types.ApplyPatchType, Manager: "statusfold"},
 			sent: `{` + deploy + `,"status":{"extra":1}}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			api := &fakeAPI{}
+			api := &testutil.FakeAPI{}
 			w, rec := newTestWriter(api, oneSchema{schemaOf(t, servedSchema)})
 			u := objectOf(t, tc.in)
 			if err := w.Apply(context.Background(), u, tc.sub, tc.force, "combinedstatus"); err != nil {
 				t.Fatal(err)
 			}
-			if len(api.writes) != 1 {
-				t.Fatalf("writes: got %d, want 1", len(api.writes))
+			if len(api.Writes) != 1 {
+				t.Fatalf("writes: got %d, want 1", len(api.Writes))
 			}
-			got := api.writes[0]
-			tc.want.obj = objectOf(t, tc.sent)
-			if got.verb != tc.want.verb || got.sub != tc.want.sub || got.patchType != tc.want.patchType || got.manager != tc.want.manager ||
-				got.validation != tc.want.validation || got.force != tc.want.force {
+			got := api.Writes[0]
+			tc.want.Obj = objectOf(t, tc.sent)
+			if got.Verb != tc.want.Verb || got.Sub != tc.want.Sub || got.PatchType != tc.want.PatchType || got.Manager != tc.want.Manager ||
+				got.Validation != tc.want.Validation || got.Force != tc.want.Force {
 				t.Errorf("write: got %+v\nwant %+v", got, tc.want)
 			}
-			if !equality.Semantic.DeepEqual(got.obj.Object, tc.want.obj.Object) {
-				t.Errorf("sent:\n got %v\nwant %v", got.obj.Object, tc.want.obj.Object)
+			if !equality.Semantic.DeepEqual(got.Obj.Object, tc.want.Obj.Object) {
+				t.Errorf("sent:\n got %v\nwant %v", got.Obj.Object, tc.want.Obj.Object)
 			}
 			if rv := u.GetResourceVersion(); rv != "101" {
 				t.Errorf("the apiserver's answer is not in the object: resourceVersion %q, want 101", rv)
 			}
-			if ev := recorded(rec); !equality.Semantic.DeepEqual(ev, tc.events) {
+			if ev := testutil.Recorded(rec); !equality.Semantic.DeepEqual(ev, tc.events) {
 				t.Errorf("events:\n got %q\nwant %q", ev, tc.events)
 			}
 		})
@@ -105,10 +106,10 @@ func TestApplySendsPrunedToServedSchema(t *testing.T) {
 // TestServedDropsReportedOncePerKindAndSchema: the fields a served schema lacks are counted at
 // every write, and reported by an Event once per kind, schema and set of fields.
 func TestServedDropsReportedOncePerKindAndSchema(t *testing.T) {
-	api := &fakeAPI{}
+	api := &testutil.FakeAPI{}
 	w, rec := newTestWriter(api, oneSchema{schemaOf(t, servedSchema)})
 	dropped := metrics.New().Dropped.WithLabelValues("served-schema")
-	before := testutil.ToFloat64(dropped)
+	before := promtest.ToFloat64(dropped)
 	write := func(js string) {
 		t.Helper()
 		in := `{"apiVersion":"control.kubestellar.io/v1alpha1","kind":"Binding","metadata":{"name":"b"},` + js + `}`
@@ -129,10 +130,10 @@ func TestServedDropsReportedOncePerKindAndSchema(t *testing.T) {
 	}
 	for _, s := range steps {
 		write(s.obj)
-		if ev := recorded(rec); len(ev) != s.events {
+		if ev := testutil.Recorded(rec); len(ev) != s.events {
 			t.Errorf("%s: events %q, want %d", s.name, ev, s.events)
 		}
-		if got := testutil.ToFloat64(dropped) - before; got != s.droppedNow {
+		if got := promtest.ToFloat64(dropped) - before; got != s.droppedNow {
 			t.Errorf("%s: statusfold_status_fields_dropped_total{served-schema} grew by %v, want %v", s.name, got, s.droppedNow)
 		}
 	}
@@ -155,7 +156,7 @@ func TestSchemaRejectionRefreshesResolver(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			api := &fakeAPI{fail: func(sentWrite) error { return tc.err }}
+			api := &testutil.FakeAPI{Fail: func(testutil.SentWrite) error { return tc.err }}
 			schemas := &refreshingSchemas{s: schemaOf(t, servedSchema)}
 			w, _ := newTestWriter(api, schemas)
 			u := objectOf(t, `{"apiVersion":"`+tc.apiVer+`","kind":"Thing","metadata":{"name":"n","namespace":"ns"},"spec":{"a":"x"}}`)
