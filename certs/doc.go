@@ -26,7 +26,11 @@
 // bundle until it expires, the new bundle is injected before the new serving certificate is
 // used, and the switch waits BundlePropagationDelay so that the apiserver has seen the bundle.
 // With several replicas, all read and write the same Secret; each picks up the others'
-// rotations at its next check.
+// rotations at its next check. Until then a replica's injections never remove a CA: the
+// bundle written to a configuration is the union of the Secret's CAs, the configuration's and
+// the replica's own, expired ones left out, in an order that depends only on that set (latest
+// NotAfter first, then SHA-256 fingerprint), so replicas converge on the same bytes and a
+// configuration is updated only when that union changes.
 //
 // # What comes from libraries, and what is hand-written, and why
 //

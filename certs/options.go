@@ -46,7 +46,8 @@ type Options struct {
 	// than a tenth of CertValidity).
 	CheckInterval time.Duration
 	// InjectInterval is how often Start makes sure the configurations still carry the bundle
-	// (two reads; an update only when one was re-created or re-applied without it); default
+	// (reads of the Secret and the configurations; an update only when the merge of their CAs
+	// and this replica's differs from what a configuration holds, see inject); default
 	// DefaultInjectInterval.
 	InjectInterval time.Duration
 	// BundlePropagationDelay is how long a CA rotation waits between injecting the new bundle

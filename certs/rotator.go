@@ -89,8 +89,9 @@ func (r *Rotator) CABundle() []byte {
 func (r *Rotator) NeedLeaderElection() bool { return false }
 
 // Start re-checks every CheckInterval, and re-injects the CA bundle into configurations that
-// lost it (re-created, replaced) every InjectInterval, until ctx ends. Failures are logged and
-// retried.
+// lost it (re-created, replaced) every InjectInterval, until ctx ends: merged with the Secret's
+// and the configurations' CAs, so that a replica that has not seen a CA rotation yet does not
+// take the new CA out again. Failures are logged and retried.
 func (r *Rotator) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("cert-rotator")
 	check := time.NewTicker(r.opts.CheckInterval)
