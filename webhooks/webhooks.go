@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/discovery"
+	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -75,6 +76,9 @@ type Options struct {
 	// each rotation; webhook configurations default to ours. Leave it nil with cert-manager
 	// (config/certmanager), or when the server's TLSOpts already use a Rotator.
 	BuiltinCerts *certs.Options
+	// Authorizer answers the requester checks of AggregationPolicies and BindingPolicies
+	// (access.go); nil means SubjectAccessReviews with the manager's identity.
+	Authorizer Authorizer
 }
 
 // Setup registers the webhooks with mgr's webhook server (and, with BuiltinCerts, provides the
@@ -90,7 +94,15 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
-	return Register(mgr, c)
+	authz := opts.Authorizer
+	if authz == nil {
+		cs, err := authorizationv1client.NewForConfig(mgr.GetConfig())
+		if err != nil {
+			return fmt.Errorf("webhooks: authorization client: %w", err)
+		}
+		authz = SARAuthorizer(cs.SubjectAccessReviews())
+	}
+	return Register(mgr, c, Access{Authorizer: authz, Mapper: mgr.GetRESTMapper()})
 }
 
 // SetupBuiltinCerts creates a certs.Rotator that writes into the webhook server's cert dir and
@@ -145,8 +157,9 @@ func NewChecker(mgr ctrl.Manager, opts Options) (*check.Checker, error) {
 	return check.New(co)
 }
 
-// Register registers the webhooks, with the given Checker, with mgr's webhook server.
-func Register(mgr ctrl.Manager, c *check.Checker) error {
+// Register registers the webhooks, with the given Checker and requester checks, with mgr's
+// webhook server.
+func Register(mgr ctrl.Manager, c *check.Checker, access Access) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &controlv1alpha1.StatusCollector{}).
 		WithValidator(NewStatusCollectorValidator(c)).Complete(); err != nil {
 		return err
@@ -157,11 +170,11 @@ func Register(mgr ctrl.Manager, c *check.Checker) error {
 		return err
 	}
 	if err := ctrl.NewWebhookManagedBy(mgr, &controlv1alpha1.BindingPolicy{}).
-		WithValidator(NewBindingPolicyValidator(c)).Complete(); err != nil {
+		WithValidator(NewBindingPolicyValidator(c).WithAccess(access.BindingPolicy)).Complete(); err != nil {
 		return err
 	}
 	return ctrl.NewWebhookManagedBy(mgr, &policyv1alpha1.AggregationPolicy{}).
-		WithValidator(NewAggregationPolicyValidator(c)).Complete()
+		WithValidator(NewAggregationPolicyValidator(c).WithAccess(access.AggregationPolicy)).Complete()
 }
 
 // ClientCollectors finds StatusCollectors with a controller-runtime client.
@@ -200,6 +213,15 @@ type Validator[T client.Object] struct {
 	check    func(context.Context, T) (field.ErrorList, []string)
 	spec     func(T) any
 	deadline time.Duration // zero: CheckDeadline
+	// access, when set, checks that the requester may do what the object makes statusfold do
+	// (access.go); it runs after check, under the same deadline.
+	access func(context.Context, T) (field.ErrorList, []string)
+}
+
+// WithAccess makes v also run f, a check of the requester (Access), at create and spec update.
+func (v *Validator[T]) WithAccess(f func(context.Context, T) (field.ErrorList, []string)) *Validator[T] {
+	v.access = f
+	return v
 }
 
 // NewStatusCollectorValidator rejects collectors with any error of the collector compiler.
@@ -277,7 +299,12 @@ func (v *Validator[T]) bounded(ctx context.Context, obj T) (field.ErrorList, []s
 	ctx, cancel := context.WithTimeoutCause(ctx, d, fmt.Errorf(
 		"the admission check took more than %s (the webhook's timeout is %ds)", d, TimeoutSeconds))
 	defer cancel()
-	return v.check(ctx, obj)
+	errs, warnings := v.check(ctx, obj)
+	if v.access != nil {
+		aerrs, awarnings := v.access(ctx, obj)
+		errs, warnings = append(errs, aerrs...), append(warnings, awarnings...)
+	}
+	return errs, warnings
 }
 
 // ValidateDelete admits every deletion.
