@@ -2,54 +2,17 @@ package aggregation
 
 import (
 	"fmt"
-	"runtime"
-	"runtime/metrics"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
+	"github.com/statusfold/statusfold/internal/memtest"
 )
 
 // maxHeapGrowth is how much the heap may grow while one hostile evaluation runs.
 const maxHeapGrowth = 256 << 20
-
-// heapPeak runs f and returns how far the live heap rose above its level before f (sampled every
-// 2 ms from another goroutine) and how long f took.
-func heapPeak(f func()) (uint64, time.Duration) {
-	runtime.GC()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 {
-		metrics.Read(sample)
-		return sample[0].Value.Uint64()
-	}
-	base := read()
-	var peak atomic.Uint64
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(2 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if h := read(); h > base && h-base > peak.Load() {
-				peak.Store(h - base)
-			}
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	start := time.Now()
-	f()
-	d := time.Since(start)
-	close(stop)
-	<-done
-	return peak.Load(), d
-}
 
 // renderTemplateBomb is the reproduction of the finding: a template whose cost is the fourth
 // power of its data, reached only when the object has three or more metadata fields, so that
@@ -141,7 +104,7 @@ func TestHostileEvaluationsBounded(t *testing.T) {
 				t.Fatal(errs)
 			}
 			var err error
-			peak, d := heapPeak(func() { _, err = e.Returned(gkWidget, map[string]any{}, wecs) })
+			peak, d := memtest.HeapGrowth(func() { _, err = e.Returned(gkWidget, map[string]any{}, wecs) })
 			t.Logf("%s, heap +%d MiB: %v", d, peak>>20, err)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want one containing %q", err, tc.want)

@@ -2,11 +2,10 @@ package hostile
 
 import (
 	"path/filepath"
-	"runtime"
-	"runtime/metrics"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/statusfold/statusfold/internal/memtest"
 )
 
 // The bounds every case of testdata/aggregation-bounds.yaml must keep besides its outcome: twice
@@ -32,7 +31,7 @@ func TestAggregationBounds(t *testing.T) {
 		}
 		n++
 		t.Run(c.Name, func(t *testing.T) {
-			heap, d := heapGrowth(func() { r.run(t, c) })
+			heap, d := memtest.HeapGrowth(func() { r.run(t, c) })
 			t.Logf("%s, heap +%d MiB", d, heap>>20)
 			worstTime, worstHeap = max(worstTime, d), max(worstHeap, heap)
 			if d > boundsTime {
@@ -47,39 +46,4 @@ func TestAggregationBounds(t *testing.T) {
 		t.Errorf("%d sandbox-bound cases, want at least 15", n)
 	}
 	t.Logf("%d cases; the slowest took %s, the largest heap growth was %d MiB", n, worstTime, worstHeap>>20)
-}
-
-// heapGrowth runs f and returns how far the heap rose above its level before f (sampled every
-// 2 ms) and how long f took.
-func heapGrowth(f func()) (uint64, time.Duration) {
-	runtime.GC()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 {
-		metrics.Read(sample)
-		return sample[0].Value.Uint64()
-	}
-	base := read()
-	var peak atomic.Uint64
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(2 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if h := read(); h > base && h-base > peak.Load() {
-				peak.Store(h - base)
-			}
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	start := time.Now()
-	f()
-	d := time.Since(start)
-	close(stop)
-	<-done
-	return peak.Load(), d
 }
