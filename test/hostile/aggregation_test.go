@@ -97,7 +97,7 @@ func checkReturned(t *testing.T, c Case, got map[string]any, err error) {
 		text = err.Error()
 		if c.Expect.Error == "" {
 			t.Errorf("Returned failed: %v", err)
-		} else if !strings.Contains(text, c.Expect.Error) {
+		} else if !containsOneOf(text, c.Expect.Error) {
 			t.Errorf("Returned error %q, want it to contain %q", text, c.Expect.Error)
 		}
 	default:

@@ -69,6 +69,8 @@ type Expect struct {
 	// NotContains must appear in neither the aggregation result nor its error.
 	NotContains []string `yaml:"notContains"`
 	// Error is a substring of the error an aggregation must fail with; empty means it must not fail.
+	// Alternatives are separated by "||" (containsOneOf): a loop is stopped by the deadline or by
+	// the builtin budget, whichever it reaches first, and the machine's speed decides which.
 	Error string `yaml:"error"`
 	// MayReject lets an Aggregation case's policy be rejected at admission instead of being run.
 	MayReject bool `yaml:"mayReject"`
@@ -77,7 +79,8 @@ type Expect struct {
 }
 
 // ExpectedError is one field error: its path, its type (as field.ErrorType prints, e.g.
-// "Invalid value") and a substring of its detail.
+// "Invalid value") and a substring of its detail (alternatives separated by "||", as in
+// Expect.Error).
 type ExpectedError struct {
 	Field  string `yaml:"field"`
 	Type   string `yaml:"type"`
@@ -257,4 +260,14 @@ func normalizeMap(m map[string]any) map[string]any {
 // that are not UTF-8 reach the engine as they are.
 func into(m map[string]any, obj any) error {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(m, obj)
+}
+
+// containsOneOf reports whether text contains one of the alternatives of want, separated by "||".
+func containsOneOf(text, want string) bool {
+	for _, alt := range strings.Split(want, "||") {
+		if strings.Contains(text, alt) {
+			return true
+		}
+	}
+	return false
 }

@@ -246,7 +246,7 @@ func checkErrors(t *testing.T, errs field.ErrorList, want []ExpectedError) {
 	}
 	for _, w := range want {
 		found := slices.ContainsFunc(errs, func(e *field.Error) bool {
-			return e.Field == w.Field && (w.Type == "" || e.Type.String() == w.Type) && strings.Contains(e.Detail, w.Detail)
+			return e.Field == w.Field && (w.Type == "" || e.Type.String() == w.Type) && containsOneOf(e.Detail, w.Detail)
 		})
 		if !found {
 			t.Errorf("want an error at %s (%s) containing %q; got:\n%s", w.Field, w.Type, w.Detail, describe(errs))
