@@ -186,7 +186,7 @@ func (r *Reconciler) applyValidity(ctx context.Context, obj client.Object, kind 
 func (r *Reconciler) applyValidityAs(ctx context.Context, obj client.Object, u *unstructured.Unstructured, observed int64, curErrs []string,
 	curConds []metav1.Condition, errs field.ErrorList) error {
 	kind := u.GetKind()
-	msgs := errorStrings(errs)
+	msgs := rules.ErrorStrings(errs)
 	cond := metav1.Condition{Type: controlv1alpha1.ConditionValid, Status: metav1.ConditionTrue, Reason: "Valid",
 		Message: "the spec passed validation", ObservedGeneration: obj.GetGeneration()}
 	if len(errs) > 0 {
@@ -231,13 +231,6 @@ func (r *Reconciler) conditionsNotServed(u *unstructured.Unstructured) bool {
 }
 
 // errorStrings is the messages of errs.
-func errorStrings(errs field.ErrorList) []string {
-	var out []string
-	for _, e := range errs {
-		out = append(out, e.Error())
-	}
-	return out
-}
 
 func toAnySlice(s []string) []any {
 	out := make([]any, len(s))

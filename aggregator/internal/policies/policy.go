@@ -310,17 +310,9 @@ func mergeCondition(conds []controlv1alpha1.BindingPolicyCondition, cond control
 	return out, true
 }
 
-func errorStrings(errs field.ErrorList) []string {
-	var out []string
-	for _, e := range errs {
-		out = append(out, e.Error())
-	}
-	return out
-}
-
 func (r *Reconciler) applyPolicyStatus(ctx context.Context, bp *controlv1alpha1.BindingPolicy, cond controlv1alpha1.BindingPolicyCondition, errs field.ErrorList) error {
 	conds, changed := mergeCondition(bp.Status.Conditions, cond)
-	msgs := errorStrings(errs)
+	msgs := rules.ErrorStrings(errs)
 	if !changed && bp.Status.ObservedGeneration == bp.Generation && slices.Equal(bp.Status.Errors, msgs) {
 		return nil
 	}
