@@ -49,19 +49,39 @@ func InvalidStatusFields(err error) []string {
 }
 
 // RemoveFields deletes the fields at the given paths (".a.b", or ".a.b[key=...]..." which removes
-// ".a.b") from obj, and reports whether any was present.
+// ".a.b") from obj, and reports whether any was present. A path does not quote its map keys, so a
+// key with dots (".status.byHost.node-1.example.com") is found by trying the object's own keys.
 func RemoveFields(obj map[string]any, paths []string) bool {
 	removed := false
 	for _, p := range paths {
 		p, _, _ = strings.Cut(p, "[")
-		keys := strings.Split(strings.TrimPrefix(p, "."), ".")
-		if len(keys) < 2 { // never the whole status, metadata, ...
+		keys, found := resolveKeys(obj, strings.Split(strings.TrimPrefix(p, "."), "."))
+		if !found || len(keys) < 2 { // never the whole status, metadata, ...
 			continue
 		}
-		if _, found, _ := unstructured.NestedFieldNoCopy(obj, keys...); found {
-			unstructured.RemoveNestedField(obj, keys...)
-			removed = true
-		}
+		unstructured.RemoveNestedField(obj, keys...)
+		removed = true
 	}
 	return removed
+}
+
+// resolveKeys maps the dot-separated segments of a path onto the keys of m, joining segments
+// where a key itself holds dots; the shortest keys are tried first.
+func resolveKeys(m map[string]any, segs []string) ([]string, bool) {
+	for n := 1; n <= len(segs); n++ {
+		key := strings.Join(segs[:n], ".")
+		v, ok := m[key]
+		if !ok {
+			continue
+		}
+		if n == len(segs) {
+			return []string{key}, true
+		}
+		if child, isMap := v.(map[string]any); isMap {
+			if rest, found := resolveKeys(child, segs[n:]); found {
+				return append([]string{key}, rest...), true
+			}
+		}
+	}
+	return nil, false
 }

@@ -42,3 +42,23 @@ func TestConflictFieldsAndRemoval(t *testing.T) {
 		t.Errorf("invalidStatusFields = %v, want [status.completionTime]", got)
 	}
 }
+
+func TestRemoveFieldsDottedKeys(t *testing.T) {
+	obj := map[string]any{"status": map[string]any{
+		"byHost": map[string]any{"node-1.example.com": map[string]any{"ready": true}, "node-2": int64(1)},
+		"a.b":    map[string]any{"c": int64(1), "d": int64(2)},
+	}}
+	if !RemoveFields(obj, []string{".status.byHost.node-1.example.com.ready", ".status.a.b.c"}) {
+		t.Fatal("removeFields removed nothing")
+	}
+	want := map[string]any{"status": map[string]any{
+		"byHost": map[string]any{"node-1.example.com": map[string]any{}, "node-2": int64(1)},
+		"a.b":    map[string]any{"d": int64(2)},
+	}}
+	if !equality.Semantic.DeepEqual(obj, want) {
+		t.Errorf("after removal %v, want %v", obj, want)
+	}
+	if RemoveFields(obj, []string{".status.byHost.node-1.example", ".status.a"}) {
+		t.Error("removeFields removed a field that is not in the object")
+	}
+}
