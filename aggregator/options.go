@@ -88,6 +88,10 @@ type Options struct {
 	// after statusfold's own status return (docs/controller.md, "Bindings"). 0: the defaults
 	// (DefaultVersionRefreshDelay, DefaultOwnVersionRefreshDelay).
 	VersionRefreshDelay, OwnVersionRefreshDelay time.Duration
+	// WatchSecrets opts Secrets in: without it statusfold never watches or caches a Secret, and a
+	// BindingPolicy that selects Secrets gets the condition ResourcesReadable=False
+	// (docs/security.md, "Reads").
+	WatchSecrets bool
 }
 
 func (o *Options) defaults() error {

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -74,7 +76,8 @@ func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog 
 		Internal:       opts.BindingResolution == BindingResolutionInternal,
 		VersionRefresh: opts.VersionRefreshDelay, OwnVersionRefresh: opts.OwnVersionRefreshDelay,
 		ServesAggregationPolicies: servesAggregationPolicies(mgr, log)})
-	p.watches = resources.NewWatcher(wds, opts.WatchSyncTimeout, p.handlers.Workload, log)
+	p.watches = resources.NewWatcher(wds, opts.WatchSyncTimeout, p.handlers.Workload, log).
+		WithAccess(resources.Access{WatchSecrets: opts.WatchSecrets, Probe: listProbe(live)})
 	failures := report.NewThrottle(report.FailureWindow)
 	w := writer.New(mgr.GetClient(), opts.Schemas, failures, p.metrics, pacer, log, recorder)
 	p.report = &report.Reporter{Log: log, Recorder: recorder, Failures: failures, Kinds: catalog}
@@ -91,7 +94,8 @@ func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog 
 	})
 	p.policyR = policies.New(policies.Config{Cache: wds, Inventory: its.GetCache(), WDS: mgr.GetClient(), Catalog: catalog,
 		Watches: p.watches, OwnWrites: ownWrites, Compiler: compiler, Writer: w, Report: p.report, Metrics: p.metrics,
-		Recorder: recorder, Internal: opts.BindingResolution == BindingResolutionInternal})
+		Recorder: recorder, Internal: opts.BindingResolution == BindingResolutionInternal,
+		Requeue: p.policies.AddAfter, Recheck: opts.CatalogRefresh})
 	p.kindsR = kinds.New(kinds.Config{Cache: wds, Compiler: compiler, Policies: engine, Writer: w, Metrics: p.metrics,
 		Recorder: recorder, Reevaluate: p.handlers.EnqueueBoundOf})
 	catalog.OnRecovered = p.handlers.GroupRecovered
@@ -143,4 +147,14 @@ func (p *parts) addControllers(mgr manager.Manager) error {
 	p.log.Info("controllers added", "workers", p.opts.Workers, "bindingResolution", p.opts.BindingResolution,
 		"wdsName", p.opts.WDSName, "coalesceDelay", p.opts.CoalesceDelay, "maxWriteDelay", p.opts.MaxWriteDelay)
 	return nil
+}
+
+// listProbe lists at most one object's metadata of a resource with the manager's identity, live:
+// the Watcher's Access asks it before an informer starts (a Forbidden list keeps it from starting).
+func listProbe(live client.Reader) func(context.Context, resources.ResourceInfo) error {
+	return func(ctx context.Context, info resources.ResourceInfo) error {
+		l := &metav1.PartialObjectMetadataList{}
+		l.SetGroupVersionKind(info.GVR.GroupVersion().WithKind(info.Kind + "List"))
+		return live.List(ctx, l, client.Limit(1))
+	}
 }

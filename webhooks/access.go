@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -68,6 +69,9 @@ type Access struct {
 	// Mapper resolves an AggregationPolicy's target kind to its resource; nil, or a kind it does
 	// not know, means the lowercase plural guessed from the kind (with a warning).
 	Mapper meta.RESTMapper
+	// Policies lists BindingPolicies, for the check of a StatusCollector against the clauses
+	// that name it; nil: StatusCollectors are not checked.
+	Policies client.Reader
 }
 
 // reviews asks Access's Authorizer, once per distinct question, for one requester.
@@ -149,41 +153,86 @@ func (a Access) resource(gk schema.GroupKind) (string, []string) {
 		gk, err, guess.Resource)}
 }
 
-// BindingPolicy refuses bp when a clause that names statusCollectors can select Secrets
-// (resources "secrets", "*" or none, in the core group or any group) and the requester may not
-// get and list Secrets in every namespace the clause can match: statusfold would put what the
-// collectors read from those Secrets into CombinedStatus objects that others may read.
+// BindingPolicy refuses bp when a clause that names statusCollectors can select Secrets or
+// ConfigMaps (resources naming them, "*" or none, in the core group or any group) and the
+// requester may not get and list them in every namespace the clause can match: statusfold would
+// put what the collectors read from them into CombinedStatus objects that others may read.
 func (a Access) BindingPolicy(ctx context.Context, bp *controlv1alpha1.BindingPolicy) (field.ErrorList, []string) {
 	var errs field.ErrorList
-	var r *reviews
+	r := &lazyReviews{a: a}
 	for i := range bp.Spec.Downsync {
-		clause, path := &bp.Spec.Downsync[i], field.NewPath("spec", "downsync").Index(i)
-		how := secretsSelected(clause.DownsyncObjectTest)
-		if how == "" || len(clause.StatusCollectors) == 0 {
-			continue
-		}
-		if r == nil {
-			var err error
-			if r, err = a.requester(ctx); err != nil {
-				return field.ErrorList{field.Forbidden(path, err.Error())}, nil
-			}
-		}
-		if err := r.clause(ctx, path, how, clauseNamespaces(clause.Namespaces)); err != nil {
+		if err := r.clause(ctx, &bp.Spec.Downsync[i], field.NewPath("spec", "downsync").Index(i), ""); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errs, nil
 }
 
-// clause reviews get and list on Secrets in namespaces ("" is cluster-wide) and returns the
-// clause's error, or nil.
-func (r *reviews) clause(ctx context.Context, path *field.Path, how string, namespaces []string) *field.Error {
+// StatusCollector refuses sc when a BindingPolicy names it in a clause that the requester could
+// not have written with it (BindingPolicy): whoever changes a collector changes what is copied
+// from the Secrets and ConfigMaps those clauses select. Checked at create and at every change
+// of spec; without Policies, nothing is checked.
+func (a Access) StatusCollector(ctx context.Context, sc *controlv1alpha1.StatusCollector) (field.ErrorList, []string) {
+	if a.Policies == nil {
+		return nil, nil
+	}
+	var l controlv1alpha1.BindingPolicyList
+	if err := a.Policies.List(ctx, &l); err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("spec"), fmt.Errorf("listing the BindingPolicies that name this collector: %w", err))}, nil
+	}
+	var errs field.ErrorList
+	r := &lazyReviews{a: a}
+	for _, bp := range l.Items {
+		for i := range bp.Spec.Downsync {
+			clause := &bp.Spec.Downsync[i]
+			if !slices.Contains(clause.StatusCollectors, sc.Name) {
+				continue
+			}
+			via := fmt.Sprintf("BindingPolicy %s spec.downsync[%d] names this collector and ", bp.Name, i)
+			if err := r.clause(ctx, clause, field.NewPath("spec"), via); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errs, nil
+}
+
+// lazyReviews are the reviews of one requester, made when a clause first needs them.
+type lazyReviews struct {
+	a Access
+	r *reviews
+}
+
+// clause reviews one clause (nil: nothing to review), reporting at path; via, when not empty,
+// says how the object under review reaches the clause.
+func (l *lazyReviews) clause(ctx context.Context, clause *controlv1alpha1.DownsyncPolicyClause, path *field.Path, via string) *field.Error {
+	selected := confidentialSelected(clause.DownsyncObjectTest)
+	if len(selected) == 0 || len(clause.StatusCollectors) == 0 {
+		return nil
+	}
+	if l.r == nil {
+		var err error
+		if l.r, err = l.a.requester(ctx); err != nil {
+			return field.Forbidden(path, err.Error())
+		}
+	}
+	for _, sel := range selected {
+		if err := l.r.clause(ctx, path, sel, clauseNamespaces(clause.Namespaces), via); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clause reviews get and list on one confidential resource in namespaces ("" is cluster-wide) and
+// returns the clause's error, or nil.
+func (r *reviews) clause(ctx context.Context, path *field.Path, sel selection, namespaces []string, via string) *field.Error {
 	var denied []string
 	for _, ns := range namespaces {
 		for _, verb := range []string{"get", "list"} {
-			ok, err := r.allowed(ctx, authorizationv1.ResourceAttributes{Namespace: ns, Resource: "secrets", Verb: verb})
+			ok, err := r.allowed(ctx, authorizationv1.ResourceAttributes{Namespace: ns, Resource: sel.resource, Verb: verb})
 			if err != nil {
-				return field.InternalError(path, fmt.Errorf("asking whether %s may %s secrets: %w", r.name(), verb, err))
+				return field.InternalError(path, fmt.Errorf("asking whether %s may %s %s: %w", r.name(), verb, sel.resource, err))
 			}
 			if !ok {
 				denied = append(denied, ns)
@@ -202,22 +251,42 @@ func (r *reviews) clause(ctx context.Context, path *field.Path, how string, name
 		scope = "in namespaces " + strings.Join(denied, ", ")
 	}
 	return field.Forbidden(path, fmt.Sprintf(
-		"selects Secrets (%s) and names statusCollectors, so statusfold would put what the collectors read from Secrets into CombinedStatus objects; that needs get and list on secrets %s: %s may not",
-		how, scope, r.name()))
+		"%sselects %s (%s) and names statusCollectors, so statusfold would put what the collectors read from %s into CombinedStatus objects; that needs get and list on %s %s: %s may not",
+		via, sel.kinds, sel.how, sel.kinds, sel.resource, scope, r.name()))
 }
 
-// secretsSelected says how a clause can select Secrets ("" when it cannot).
-func secretsSelected(t controlv1alpha1.DownsyncObjectTest) string {
+// selection is one confidential resource a clause can select, and how.
+type selection struct {
+	resource, kinds, how string
+}
+
+// confidentialResources are the core resources whose content is reviewed: Secrets, and ConfigMaps,
+// which often carry credentials too (docs/security.md, "Requester checks").
+var confidentialResources = []struct{ resource, kinds string }{{"secrets", "Secrets"}, {"configmaps", "ConfigMaps"}}
+
+// confidentialSelected lists the confidential resources a clause can select (none: nil).
+func confidentialSelected(t controlv1alpha1.DownsyncObjectTest) []selection {
 	if t.APIGroup != nil && *t.APIGroup != "" {
-		return ""
+		return nil
 	}
-	if len(t.Resources) == 0 {
+	var out []selection
+	for _, c := range confidentialResources {
+		if how := resourceSelected(t.Resources, c.resource); how != "" {
+			out = append(out, selection{resource: c.resource, kinds: c.kinds, how: how})
+		}
+	}
+	return out
+}
+
+// resourceSelected says how a clause's resources select resource ("" when they do not).
+func resourceSelected(resources []string, resource string) string {
+	if len(resources) == 0 {
 		return "no resources, which matches every resource"
 	}
-	for _, res := range t.Resources {
+	for _, res := range resources {
 		switch strings.ToLower(res) {
-		case "secrets":
-			return `resources: ["secrets"]`
+		case resource:
+			return fmt.Sprintf("resources: [%q]", resource)
 		case "*":
 			return `resources: ["*"]`
 		}

@@ -183,7 +183,10 @@ func TestBindingPolicyNeedsSecretReads(t *testing.T) {
 			`secrets cluster-wide`, []string{""}},
 		{"no collectors", clause(nil, []string{"*"}, nil, nil), "", nil},
 		{"another group", clause(ptr.To("apps"), []string{"*"}, nil, sc), "", nil},
-		{"other resources", clause(ptr.To(""), []string{"configmaps"}, nil, sc), "", nil},
+		{"other resources", clause(ptr.To(""), []string{"services"}, nil, sc), "", nil},
+		{"explicit configmaps", clause(ptr.To(""), []string{"configmaps"}, []string{"a"}, sc),
+			`selects ConfigMaps (resources: ["configmaps"]) and names statusCollectors, so statusfold would put what the collectors read from ConfigMaps into CombinedStatus objects; that needs get and list on configmaps in namespace a: alice may not`,
+			[]string{"a"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -194,7 +197,7 @@ func TestBindingPolicyNeedsSecretReads(t *testing.T) {
 			}
 			var asked []string
 			for _, a := range f.asked {
-				if a.Resource != "secrets" || a.Group != "" || a.Verb != "get" {
+				if (a.Resource != "secrets" && a.Resource != "configmaps") || a.Group != "" || a.Verb != "get" {
 					t.Errorf("asked %+v", a)
 				}
 				asked = append(asked, a.Namespace)
@@ -211,8 +214,8 @@ func TestBindingPolicyNeedsSecretReads(t *testing.T) {
 		t.Errorf("denial %q, want namespace b named", denial(r))
 	}
 	all := &fakeAuthorizer{allow: func(authorizationv1.ResourceAttributes) bool { return true }}
-	if r := admit(t, all, secretsPolicy(clause(nil, []string{"*"}, nil, sc), clause(nil, nil, []string{"*"}, sc)), nil); !r.Allowed || len(all.asked) != 2 {
-		t.Errorf("reader of every Secret: %q after %d questions, want admitted after 2 (get, list; asked once)", denial(r), len(all.asked))
+	if r := admit(t, all, secretsPolicy(clause(nil, []string{"*"}, nil, sc), clause(nil, nil, []string{"*"}, sc)), nil); !r.Allowed || len(all.asked) != 4 {
+		t.Errorf("reader of every Secret and ConfigMap: %q after %d questions, want admitted after 4 (get, list of each; asked once)", denial(r), len(all.asked))
 	}
 }
 

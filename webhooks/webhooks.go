@@ -102,7 +102,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		}
 		authz = SARAuthorizer(cs.SubjectAccessReviews())
 	}
-	return Register(mgr, c, Access{Authorizer: authz, Mapper: mgr.GetRESTMapper()})
+	return Register(mgr, c, Access{Authorizer: authz, Mapper: mgr.GetRESTMapper(), Policies: mgr.GetClient()})
 }
 
 // SetupBuiltinCerts creates a certs.Rotator that writes into the webhook server's cert dir and
@@ -161,7 +161,7 @@ func NewChecker(mgr ctrl.Manager, opts Options) (*check.Checker, error) {
 // webhook server.
 func Register(mgr ctrl.Manager, c *check.Checker, access Access) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &controlv1alpha1.StatusCollector{}).
-		WithValidator(NewStatusCollectorValidator(c)).Complete(); err != nil {
+		WithValidator(NewStatusCollectorValidator(c).WithAccess(access.StatusCollector)).Complete(); err != nil {
 		return err
 	}
 	mgr.GetWebhookServer().Register(PathMutateStatusCollector, NewStatusCollectorDefaulting(mgr.GetScheme()))

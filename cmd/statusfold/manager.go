@@ -102,6 +102,8 @@ func (o *managerOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&o.validatingCfg, "validating-webhook-configuration", webhooks.ValidatingConfigurationName, "the ValidatingWebhookConfiguration that gets the CA bundle (for builtin certificates)")
 	f.StringVar(&o.mutatingCfg, "mutating-webhook-configuration", webhooks.MutatingConfigurationName, "the MutatingWebhookConfiguration that gets the CA bundle (for builtin certificates)")
 	o.spaces.register(f)
+	f.BoolVar(&cfg.WatchSecrets, "watch-secrets", false,
+		"watch and cache Secrets (off: no Secret is ever watched or cached, and a BindingPolicy that selects Secrets gets ResourcesReadable=False)")
 	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the namespace statusfold runs in (for builtin certificates; default $POD_NAMESPACE)")
 	gofs := flag.NewFlagSet("log", flag.ContinueOnError)
 	o.logConfig.AddFlags(gofs)

@@ -51,15 +51,20 @@ type harness struct {
 }
 
 func newHarness(internal bool, compiler fakeCompiler, objs ...client.Object) *harness {
+	return newHarnessWith(internal, compiler, discoveryOf(), resources.Access{}, objs...)
+}
+
+// newHarnessWith is newHarness over the discovery disc, with the watches' Access.
+func newHarnessWith(internal bool, compiler fakeCompiler, disc *fakediscovery.FakeDiscovery, access resources.Access, objs ...client.Object) *harness {
 	h := &harness{api: &testutil.FakeAPI{}, rec: events.NewFakeRecorder(16)}
 	h.c = h.api.Client(objs...)
 	m, log := metrics.New(), logr.Discard()
 	failures := report.NewThrottle(report.FailureWindow)
-	catalog := resources.NewCatalog(discoveryOf(), time.Hour)
+	catalog := resources.NewCatalog(disc, time.Hour)
 	watches := resources.NewWatcher(&informertest.FakeInformers{Scheme: scheme.New()}, time.Second,
 		func(resources.ResourceInfo) toolscache.ResourceEventHandler {
 			return toolscache.ResourceEventHandlerFuncs{}
-		}, log)
+		}, log).WithAccess(access)
 	w := writer.New(h.c, nil, failures, m, nil, log, h.rec)
 	h.r = New(Config{Cache: h.c, Inventory: h.c, WDS: h.c, Catalog: catalog, Watches: watches, OwnWrites: echo.New(nil),
 		Compiler: compiler, Writer: w, Report: &report.Reporter{Log: log, Recorder: h.rec, Failures: failures, Kinds: catalog},

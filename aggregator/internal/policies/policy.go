@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -63,6 +64,10 @@ type Reconciler struct {
 	// internal: statusfold resolves BindingPolicies into Bindings (BindingResolutionInternal);
 	// else another controller writes them and they are only read.
 	internal bool
+	// requeue queues a policy again after a delay: one whose selected resources are not all
+	// read is looked at again every recheck, so its ResourcesReadable condition goes once they are.
+	requeue func(name string, after time.Duration)
+	recheck time.Duration
 }
 
 // Config are a Reconciler's dependencies (see its fields of the same names).
@@ -78,6 +83,8 @@ type Config struct {
 	Metrics          *metrics.Metrics
 	Recorder         events.EventRecorder
 	Internal         bool
+	Requeue          func(name string, after time.Duration)
+	Recheck          time.Duration
 }
 
 // New returns the policies reconciler of c's dependencies.
@@ -108,12 +115,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, name string) error {
 		return err
 	}
 	var policyErrs field.ErrorList
+	var unread notReadable
 	if r.internal {
-		spec, errs, err := r.resolve(ctx, &bp, binding)
+		spec, errs, nr, err := r.resolve(ctx, &bp, binding)
 		if err != nil {
 			return err
 		}
-		policyErrs = errs
+		policyErrs, unread = errs, nr
 		if binding == nil || !equality.Semantic.DeepEqual(binding.Spec, spec) {
 			written, err := r.applyBinding(ctx, &bp, spec)
 			if err != nil {
@@ -124,12 +132,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, name string) error {
 			binding = written
 		}
 	}
-	cond := r.collectorsCondition(ctx, policyCollectors(&bp))
-	if err := r.applyPolicyStatus(ctx, &bp, cond, policyErrs); err != nil {
+	if !r.internal {
+		unread = r.externalNotReadable(ctx, &bp)
+	}
+	conds := []controlv1alpha1.BindingPolicyCondition{r.collectorsCondition(ctx, policyCollectors(&bp))}
+	readable := readableCondition(unread)
+	if readable != nil {
+		conds = append(conds, *readable)
+		if r.requeue != nil {
+			r.requeue(name, r.recheck)
+		}
+	}
+	if err := r.applyPolicyStatus(ctx, &bp, conds, policyErrs); err != nil {
 		return err
 	}
 	if binding != nil {
-		return r.applyBindingStatus(ctx, binding, cond)
+		return r.applyBindingStatus(ctx, binding, conds)
 	}
 	return nil
 }
@@ -138,39 +156,37 @@ func (r *Reconciler) Reconcile(ctx context.Context, name string) error {
 // computes the Binding's spec. The objects of a resource that cannot be listed now (its watch
 // does not sync), or of a group whose discovery fails (keepUncertain), keep the entries cur (the
 // Binding as written, nil: none) has: nothing is dropped on uncertainty; the rest is resolved.
-func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPolicy, cur *controlv1alpha1.Binding) (controlv1alpha1.BindingSpec, field.ErrorList, error) {
+func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPolicy, cur *controlv1alpha1.Binding) (controlv1alpha1.BindingSpec, field.ErrorList, notReadable, error) {
 	// The cache reads share what they return with the cache: only read, never written.
 	var mcs clusterv1.ManagedClusterList
 	if err := r.inventory.List(ctx, &mcs, client.UnsafeDisableDeepCopy); err != nil {
-		return controlv1alpha1.BindingSpec{}, nil, err
+		return controlv1alpha1.BindingSpec{}, nil, nil, err
 	}
 	clusters := make([]rules.InventoryCluster, 0, len(mcs.Items))
 	for _, mc := range mcs.Items {
 		clusters = append(clusters, rules.InventoryCluster{Name: mc.Name, Labels: mc.Labels})
 	}
-	var wanted []resources.ResourceInfo
-	for _, info := range r.catalog.Resources(false) {
-		if slices.ContainsFunc(bp.Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
-			return rules.ClauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
-		}) {
-			wanted = append(wanted, info)
-		}
-	}
+	wanted := r.wanted(bp)
 	// All watches start at once and are waited for together.
 	watchErrs := r.watches.EnsureAll(ctx, wanted)
 	var objects []rules.WorkloadObject
-	unlisted := map[schema.GroupResource]bool{}
+	unlisted, unread := map[schema.GroupResource]bool{}, notReadable{}
 	for _, info := range wanted {
 		if err := watchErrs[info.GVR.GroupResource()]; err != nil {
+			unlisted[info.GVR.GroupResource()] = true
+			if unread.add(info.GVR.GroupResource(), err) {
+				r.metrics.Errors.WithLabelValues("read-access").Inc()
+				r.report.Failure(bp.Name, "ResourceNotReadable", "%v; the Binding keeps its entries for %s", err, info.GVR.GroupResource())
+				continue
+			}
 			r.metrics.Errors.WithLabelValues("watch").Inc()
 			r.report.Failure(bp.Name, "ResourceNotListed", "%v; the Binding keeps its entries for %s", err, info.GVR.GroupResource())
-			unlisted[info.GVR.GroupResource()] = true
 			continue
 		}
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(info.GVR.GroupVersion().WithKind(info.Kind + "List"))
 		if err := r.cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-			return controlv1alpha1.BindingSpec{}, nil, fmt.Errorf("listing %s: %w", info.GVR, err)
+			return controlv1alpha1.BindingSpec{}, nil, nil, fmt.Errorf("listing %s: %w", info.GVR, err)
 		}
 		for i := range list.Items {
 			o := &list.Items[i]
@@ -187,12 +203,25 @@ func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 	}
 	spec, errs := rules.ResolveBinding(bp, clusters, objects, nsLabels)
 	if err := r.keepUncertain(bp, cur, unlisted); err != nil {
-		return controlv1alpha1.BindingSpec{}, nil, err
+		return controlv1alpha1.BindingSpec{}, nil, nil, err
 	}
 	if cur != nil {
 		rules.KeepBound(&spec, &cur.Spec, unlisted)
 	}
-	return spec, errs, nil
+	return spec, errs, unread, nil
+}
+
+// wanted are the resources of the catalog that some clause of bp can select.
+func (r *Reconciler) wanted(bp *controlv1alpha1.BindingPolicy) []resources.ResourceInfo {
+	var wanted []resources.ResourceInfo
+	for _, info := range r.catalog.Resources(false) {
+		if slices.ContainsFunc(bp.Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
+			return rules.ClauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
+		}) {
+			wanted = append(wanted, info)
+		}
+	}
+	return wanted
 }
 
 // applyBinding writes the Binding's spec and returns the Binding as the apiserver answered; its
@@ -249,69 +278,8 @@ func (r *Reconciler) deleteOrphanBinding(ctx context.Context, name string) error
 	return client.IgnoreNotFound(err)
 }
 
-// policyCollectors is the sorted set of collector names the policy's clauses reference.
-func policyCollectors(bp *controlv1alpha1.BindingPolicy) []string {
-	var names []string
-	for _, c := range bp.Spec.Downsync {
-		names = append(names, c.StatusCollectors...)
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
-}
-
-// collectorsCondition is StatusCollectorsAvailable for a set of referenced collectors.
-func (r *Reconciler) collectorsCondition(ctx context.Context, names []string) controlv1alpha1.BindingPolicyCondition {
-	var missing, invalid []string
-	for _, n := range names {
-		var sc controlv1alpha1.StatusCollector
-		if err := r.cache.Get(ctx, client.ObjectKey{Name: n}, &sc); err != nil {
-			missing = append(missing, n)
-			continue
-		}
-		if _, errs, _ := r.compiler.Compile(&sc); len(errs) > 0 {
-			invalid = append(invalid, n)
-		}
-	}
-	cond := controlv1alpha1.BindingPolicyCondition{Type: controlv1alpha1.ConditionStatusCollectorsAvailable, Status: corev1.ConditionTrue, Reason: "AllAvailable",
-		Message: "every referenced StatusCollector exists and is valid"}
-	if len(missing)+len(invalid) > 0 {
-		cond.Status, cond.Reason = corev1.ConditionFalse, "CollectorsUnavailable"
-		var parts []string
-		if len(missing) > 0 {
-			parts = append(parts, "missing: "+strings.Join(missing, ", "))
-		}
-		if len(invalid) > 0 {
-			parts = append(parts, "invalid: "+strings.Join(invalid, ", "))
-		}
-		cond.Message = strings.Join(parts, "; ")
-	}
-	return cond
-}
-
-// mergeCondition puts cond into conds (keeping others' conditions), keeping the transition time
-// when the status did not change. It reports whether anything but timestamps changed.
-func mergeCondition(conds []controlv1alpha1.BindingPolicyCondition, cond controlv1alpha1.BindingPolicyCondition) ([]controlv1alpha1.BindingPolicyCondition, bool) {
-	now := metav1.Now()
-	cond.LastTransitionTime = now
-	out := slices.Clone(conds)
-	i := slices.IndexFunc(out, func(c controlv1alpha1.BindingPolicyCondition) bool { return c.Type == cond.Type })
-	if i < 0 {
-		return append(out, cond), true
-	}
-	old := out[i]
-	if old.Status == cond.Status {
-		cond.LastTransitionTime = old.LastTransitionTime
-	}
-	changed := old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message
-	if !changed {
-		return out, false
-	}
-	out[i] = cond
-	return out, true
-}
-
-func (r *Reconciler) applyPolicyStatus(ctx context.Context, bp *controlv1alpha1.BindingPolicy, cond controlv1alpha1.BindingPolicyCondition, errs field.ErrorList) error {
-	conds, changed := mergeCondition(bp.Status.Conditions, cond)
+func (r *Reconciler) applyPolicyStatus(ctx context.Context, bp *controlv1alpha1.BindingPolicy, ours []controlv1alpha1.BindingPolicyCondition, errs field.ErrorList) error {
+	conds, changed := mergeConditions(bp.Status.Conditions, ours)
 	msgs := rules.ErrorStrings(errs)
 	if !changed && bp.Status.ObservedGeneration == bp.Generation && slices.Equal(bp.Status.Errors, msgs) {
 		return nil
@@ -333,8 +301,8 @@ func (r *Reconciler) applyPolicyStatus(ctx context.Context, bp *controlv1alpha1.
 // observedGeneration and errors are not statusfold's: KubeStellar's transport controller writes
 // them when it has processed a generation (docs/controller.md, "Bindings"); claiming them would
 // also cost a second write of the whole Binding after every spec write.
-func (r *Reconciler) applyBindingStatus(ctx context.Context, b *controlv1alpha1.Binding, cond controlv1alpha1.BindingPolicyCondition) error {
-	conds, changed := mergeCondition(b.Status.Conditions, cond)
+func (r *Reconciler) applyBindingStatus(ctx context.Context, b *controlv1alpha1.Binding, ours []controlv1alpha1.BindingPolicyCondition) error {
+	conds, changed := mergeConditions(b.Status.Conditions, ours)
 	if !changed {
 		return nil
 	}

@@ -23,6 +23,7 @@ type Watcher struct {
 	syncTimeout time.Duration
 	handler     func(ResourceInfo) toolscache.ResourceEventHandler
 	log         logr.Logger
+	access      Access
 
 	mu   sync.Mutex
 	regs map[string]toolscache.ResourceEventHandlerRegistration // by GVR string
@@ -31,6 +32,12 @@ type Watcher struct {
 func NewWatcher(c cache.Cache, syncTimeout time.Duration, handler func(ResourceInfo) toolscache.ResourceEventHandler, log logr.Logger) *Watcher {
 	return &Watcher{cache: c, syncTimeout: syncTimeout, handler: handler, log: log,
 		regs: map[string]toolscache.ResourceEventHandlerRegistration{}}
+}
+
+// WithAccess makes w start informers only for the resources a permits (Access) and returns w.
+func (w *Watcher) WithAccess(a Access) *Watcher {
+	w.access = a
+	return w
 }
 
 // Ensure starts (once) the informer of a workload resource, connects it, and waits at most
@@ -45,7 +52,7 @@ func (w *Watcher) Ensure(ctx context.Context, info ResourceInfo) error {
 // The wait is outside any lock: a resource whose list never succeeds (a conversion webhook down,
 // an aggregated API failing) makes only the work that needs it fail — with an error naming it,
 // retried with backoff — and stalls no other. The result holds an error for each resource that
-// is not watched and synced.
+// is not watched and synced: a *NotReadableError for one the Access does not permit.
 func (w *Watcher) EnsureAll(ctx context.Context, infos []ResourceInfo) map[schema.GroupResource]error {
 	errs := map[schema.GroupResource]error{}
 	regs := make([]toolscache.ResourceEventHandlerRegistration, len(infos))
@@ -71,6 +78,16 @@ func (w *Watcher) EnsureAll(ctx context.Context, infos []ResourceInfo) map[schem
 func (w *Watcher) start(ctx context.Context, info ResourceInfo) (toolscache.ResourceEventHandlerRegistration, error) {
 	key := info.GVR.String()
 	w.mu.Lock()
+	reg, ok := w.regs[key]
+	w.mu.Unlock()
+	if ok {
+		return reg, nil
+	}
+	// The probe is a round trip: made outside the lock.
+	if err := w.access.check(ctx, info); err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
 	defer w.mu.Unlock()
 	if reg, ok := w.regs[key]; ok {
 		return reg, nil
@@ -81,13 +98,25 @@ func (w *Watcher) start(ctx context.Context, info ResourceInfo) (toolscache.Reso
 	if err != nil {
 		return nil, fmt.Errorf("informer for %s: %w", key, err)
 	}
-	reg, err := inf.AddEventHandler(w.handler(info))
+	reg, err = inf.AddEventHandler(w.handler(info))
 	if err != nil {
 		return nil, fmt.Errorf("informer for %s: %w", key, err)
 	}
 	w.regs[key] = reg
 	w.log.V(1).Info("watching workload resource", "resource", key)
 	return reg, nil
+}
+
+// Readable returns a *NotReadableError when the resource's informer may not start (Access),
+// without starting it; nil when it runs or may start.
+func (w *Watcher) Readable(ctx context.Context, info ResourceInfo) error {
+	w.mu.Lock()
+	_, ok := w.regs[info.GVR.String()]
+	w.mu.Unlock()
+	if ok {
+		return nil
+	}
+	return w.access.check(ctx, info)
 }
 
 // WaitSynced waits until every registration has been given its informer's initial list, or ctx

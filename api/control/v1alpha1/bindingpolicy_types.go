@@ -133,6 +133,10 @@ const (
 	// ConditionStatusCollectorsAvailable is True when every StatusCollector that the policy
 	// references exists and is valid; otherwise False, with the missing and invalid ones named.
 	ConditionStatusCollectorsAvailable ConditionType = "StatusCollectorsAvailable"
+	// ConditionResourcesReadable is False when the policy's clauses select a resource that
+	// statusfold does not read (Secrets not opted in, or a list its identity is forbidden),
+	// with each resource named; it is removed when every selected resource is read again.
+	ConditionResourcesReadable ConditionType = "ResourcesReadable"
 )
 
 // BindingPolicyCondition describes one aspect of the state of a BindingPolicy or Binding.
