@@ -116,7 +116,9 @@ func with(obj, status map[string]any) map[string]any {
 	return out
 }
 
-func fits(obj, status map[string]any, budget int) bool { return encodedLen(with(obj, status)) <= budget }
+func fits(obj, status map[string]any, budget int) bool {
+	return encodedLen(with(obj, status)) <= budget
+}
 
 // addCondition appends the marker condition to status's conditions (creating the list).
 func addCondition(status map[string]any, typ, st, msg string) {

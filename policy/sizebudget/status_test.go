@@ -49,7 +49,7 @@ func randomObject(r *rand.Rand) (schema.GroupKind, map[string]any) {
 				"image": "i", "imageID": "i", "state": st, "message": pad()})
 		}
 		return podGK, map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": meta,
-			"spec":   map[string]any{"restartPolicy": "Always", "containers": []any{}},
+			"spec": map[string]any{"restartPolicy": "Always", "containers": []any{}},
 			"status": map[string]any{"phase": "Running", "containerStatuses": cs,
 				"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}}
 	}
