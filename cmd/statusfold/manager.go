@@ -102,6 +102,8 @@ func (o *managerOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&o.validatingCfg, "validating-webhook-configuration", webhooks.ValidatingConfigurationName, "the ValidatingWebhookConfiguration that gets the CA bundle (for builtin certificates)")
 	f.StringVar(&o.mutatingCfg, "mutating-webhook-configuration", webhooks.MutatingConfigurationName, "the MutatingWebhookConfiguration that gets the CA bundle (for builtin certificates)")
 	o.spaces.register(f)
+	f.IntVar(&cfg.SizeBudget, "size-budget", aggregator.DefaultSizeBudget,
+		"largest encoded size in bytes of a CombinedStatus, or of a workload object with its returned status, that statusfold writes; over it the content is trimmed and says so (default: 1 MiB, for etcd's default 1.5 MiB request limit; lower it for an etcd with a lower --max-request-bytes)")
 	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the namespace statusfold runs in (for builtin certificates; default $POD_NAMESPACE)")
 	gofs := flag.NewFlagSet("log", flag.ContinueOnError)
 	o.logConfig.AddFlags(gofs)
@@ -153,6 +155,9 @@ func (o *managerOptions) completeConfig() error {
 		return fmt.Errorf("--max-write-delay %s: must not be negative", cfg.MaxWriteDelay)
 	case cfg.MaxWriteDelay == 0:
 		cfg.MaxWriteDelay = aggregator.PacingOff
+	}
+	if cfg.SizeBudget < aggregator.MinSizeBudget {
+		return fmt.Errorf("--size-budget %d: must be at least %d bytes", cfg.SizeBudget, aggregator.MinSizeBudget)
 	}
 	cfg.CompilerOptions = append(cfg.CompilerOptions, collector.WithTimeBudget(o.timeBudget))
 	if !o.spaces.kubeflex || o.wdsKubeconfig != "" {

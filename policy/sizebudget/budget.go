@@ -24,3 +24,6 @@ func encodedLen(v any) int {
 	}
 	return len(b)
 }
+
+// EncodedSize is the length of v's JSON encoding: the size the budget applies to.
+func EncodedSize(v any) int { return encodedLen(v) }

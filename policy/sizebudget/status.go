@@ -36,9 +36,15 @@ type StatusTrim struct {
 	Entries map[string]int
 }
 
-// String is the trim as a sentence, for Events, logs and the marker's message.
+// String is the trim as a sentence, for Events and logs.
 func (t StatusTrim) String() string {
-	s := fmt.Sprintf("object of %d bytes over the object size budget of %d bytes", t.Size, t.Budget)
+	return fmt.Sprintf("object of %d bytes over the object size budget of %d bytes: %s", t.Size, t.Budget, t.Message())
+}
+
+// Message is the marker condition's message: what was left out, without the object's size
+// (which changes with every write's metadata), so that the same input gives the same status.
+func (t StatusTrim) Message() string {
+	s := fmt.Sprintf("over the object size budget of %d bytes", t.Budget)
 	switch t.Outcome {
 	case StatusCut:
 		paths := make([]string, 0, len(t.Entries))
@@ -55,7 +61,7 @@ func (t StatusTrim) String() string {
 	case StatusNone:
 		return s + ": status not written (every smaller form would look healthier)"
 	}
-	return s
+	return s + ": whole"
 }
 
 // Status returns the status to write into obj (the whole object as it will be stored, without
@@ -81,14 +87,14 @@ func Status(gk schema.GroupKind, obj map[string]any, budget int) (map[string]any
 	rank := healthRank(gk, obj)
 	if cut, entries, ok := cutLists(status, size, budget); ok {
 		t.Outcome, t.Entries = StatusCut, entries
-		addCondition(cut, ConditionTrimmed, "True", t.String())
+		addCondition(cut, ConditionTrimmed, "True", t.Message())
 		if fits(obj, cut, budget) && healthRank(gk, with(obj, cut)) >= rank {
 			return cut, t
 		}
 	}
 	t.Outcome, t.Entries = StatusFallback, nil
 	fb := map[string]any{}
-	addCondition(fb, ConditionReturned, "Unknown", t.String())
+	addCondition(fb, ConditionReturned, "Unknown", t.Message())
 	if fits(obj, fb, budget) && healthRank(gk, with(obj, fb)) >= rank {
 		return fb, t
 	}
