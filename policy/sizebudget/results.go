@@ -54,8 +54,8 @@ func (t Trim) String() string {
 func Marker(kept, total, budget int) controlv1alpha1.ErrorInColumn {
 	return controlv1alpha1.ErrorInColumn{
 		ColumnName: TrimmedColumn,
-		Error: fmt.Sprintf("%s of %d bytes: the last %d of %d rows left out", TrimmedError, budget, total-kept, total),
-		Row: int32(kept), Count: int32(total - kept), //nolint:gosec // row counts are far below 2^31
+		Error:      fmt.Sprintf("%s of %d bytes: the last %d of %d rows left out", TrimmedError, budget, total-kept, total),
+		Row:        int32(kept), Count: int32(total - kept), //nolint:gosec // row counts are far below 2^31
 	}
 }
 
