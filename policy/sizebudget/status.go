@@ -78,12 +78,30 @@ func (t StatusTrim) Message() string {
 //
 // obj is not modified.
 func Status(gk schema.GroupKind, obj map[string]any, budget int) (map[string]any, StatusTrim) {
-	size := encodedLen(obj)
-	t := StatusTrim{Outcome: StatusWhole, Size: size, Budget: budget}
 	status, _ := obj["status"].(map[string]any)
+	size := encodedLen(obj)
 	if size <= budget || status == nil {
-		return status, t
+		return status, StatusTrim{Outcome: StatusWhole, Size: size, Budget: budget}
 	}
+	return overBudget(gk, obj, status, size, budget)
+}
+
+// StatusOf is Status for a caller that knows rest, the encoded size of obj without its status
+// (which changes less often than the status): an object whose status fits beside rest is not
+// encoded as a whole.
+func StatusOf(gk schema.GroupKind, obj map[string]any, rest, budget int) (map[string]any, StatusTrim) {
+	status, _ := obj["status"].(map[string]any)
+	// rest, the field's name and comma, and the status: an upper bound of the object's size.
+	size := rest + len(`,"status":`) + encodedLen(status)
+	if size <= budget || status == nil {
+		return status, StatusTrim{Outcome: StatusWhole, Size: size, Budget: budget}
+	}
+	return Status(gk, obj, budget)
+}
+
+// overBudget is rules 2 to 4 of Status for obj of size bytes, over budget.
+func overBudget(gk schema.GroupKind, obj, status map[string]any, size, budget int) (map[string]any, StatusTrim) {
+	t := StatusTrim{Outcome: StatusWhole, Size: size, Budget: budget}
 	rank := healthRank(gk, obj)
 	if cut, entries, ok := cutLists(status, size, budget); ok {
 		t.Outcome, t.Entries = StatusCut, entries

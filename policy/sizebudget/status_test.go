@@ -153,3 +153,20 @@ func TestStatusMonotone(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusOfAgreesWithStatus: with the size of the object without its status given, the
+// outcome is the same as Status's.
+func TestStatusOfAgreesWithStatus(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for n := range 200 {
+		gk, obj := randomObject(r)
+		budget := 2000 + r.IntN(encodedLen(obj)+1)
+		rest := with(obj, nil)
+		delete(rest, "status")
+		want, wt := Status(gk, obj, budget)
+		got, gt := StatusOf(gk, obj, encodedLen(rest), budget)
+		if !reflect.DeepEqual(got, want) || gt.Outcome != wt.Outcome {
+			t.Fatalf("case %d: StatusOf %s, Status %s", n, gt.Outcome, wt.Outcome)
+		}
+	}
+}

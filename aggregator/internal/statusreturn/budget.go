@@ -3,6 +3,8 @@ package statusreturn
 import (
 	"context"
 
+	"k8s.io/utils/lru"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/statusfold/statusfold/aggregator/internal/inputs"
@@ -24,7 +26,7 @@ func (r *Returner) writeWithin(ctx context.Context, in *inputs.Object, labels ma
 	for attempt := 0; ; attempt++ {
 		fitted, tr := status, sizebudget.StatusTrim{Outcome: sizebudget.StatusWhole}
 		if status != nil {
-			fitted, tr = sizebudget.Status(gk, objectWith(in, status), r.budgets.For(bkey))
+			fitted, tr = sizebudget.StatusOf(gk, objectWith(in, status), r.restSizes.of(in), r.budgets.For(bkey))
 		}
 		if tr.Outcome == sizebudget.StatusNone {
 			r.metrics.Trimmed.WithLabelValues("status").Inc()
@@ -70,4 +72,32 @@ func objectWith(in *inputs.Object, status map[string]any) map[string]any {
 	}
 	out["status"] = status
 	return out
+}
+
+// restSizes remembers, per workload object, the encoded size of the object without its status
+// and managed fields at one resourceVersion, so that an evaluation that does not write (the
+// object unchanged since) does not encode the whole object again to measure it.
+type restSizes struct {
+	c *lru.Cache // rules.ObjectKey → restSize; safe for concurrent use
+}
+
+type restSize struct {
+	rv   string
+	size int
+}
+
+func newRestSizes() *restSizes { return &restSizes{c: lru.New(8192)} }
+
+// of is the size of in's object without status and managed fields.
+func (s *restSizes) of(in *inputs.Object) int {
+	rv := in.Obj.GetResourceVersion()
+	v, ok := s.c.Get(in.Key)
+	if rs, _ := v.(restSize); ok && rs.rv == rv && rv != "" {
+		return rs.size
+	}
+	obj := objectWith(in, nil)
+	delete(obj, "status")
+	n := sizebudget.EncodedSize(obj)
+	s.c.Add(in.Key, restSize{rv: rv, size: n})
+	return n
 }

@@ -59,6 +59,7 @@ type Returner struct {
 	log       logr.Logger
 	recorder  events.EventRecorder
 	budgets   *writer.Budgets
+	restSizes *restSizes
 }
 
 // Config are a Returner's dependencies (see its fields of the same names).
@@ -80,7 +81,7 @@ type Config struct {
 func New(c Config) *Returner {
 	r := &Returner{elsewhere: c.Elsewhere, engine: c.Engine, states: newReturnStates(), memo: newReturnMemo(), dests: c.Dests,
 		writer: c.Writer, report: c.Report, ownWrites: c.OwnWrites, metrics: c.Metrics, log: c.Log, recorder: c.Recorder,
-		budgets: c.Budgets}
+		budgets: c.Budgets, restSizes: newRestSizes()}
 	if r.budgets == nil {
 		r.budgets = writer.NewBudgets(0)
 	}
