@@ -77,7 +77,9 @@ func TestCombinedStatusSizeCost(t *testing.T) {
 const sizeCostWrites = 40
 
 // sizeCostName is the CombinedStatus of the size named size: "size-10-kb", "size-at-the-budget".
-func sizeCostName(size string) string { return "size-" + strings.ReplaceAll(strings.ToLower(size), " ", "-") }
+func sizeCostName(size string) string {
+	return "size-" + strings.ReplaceAll(strings.ToLower(size), " ", "-")
+}
 
 // sizedCombinedStatus is the load test's CombinedStatus shape with a result of rows of about 1 KB
 // added until its JSON is about bytes long; seq makes each write differ.
