@@ -16,13 +16,22 @@ const (
 	MinBytes = 16 * 1024
 )
 
-// encodedLen is the length of v's JSON encoding (0 when it has none).
+// encodedLen is the length of v's JSON encoding (0 when it has none), counted as it is encoded
+// rather than kept: measuring a large object allocates little.
 func encodedLen(v any) int {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var n counter
+	if err := json.NewEncoder(&n).Encode(v); err != nil {
 		return 0
 	}
-	return len(b)
+	return int(n) - 1 // Encode ends with a newline
+}
+
+// counter is an io.Writer that counts the bytes written to it.
+type counter int
+
+func (c *counter) Write(p []byte) (int, error) {
+	*c += counter(len(p))
+	return len(p), nil
 }
 
 // EncodedSize is the length of v's JSON encoding: the size the budget applies to.
