@@ -146,4 +146,7 @@ func testTooLarge(t *testing.T, cp *framework.ControlPlane, c client.Client) {
 	})
 	t.Logf("written after the refusals in %s", time.Since(start).Round(time.Millisecond))
 	expectEvent(t, c, ns, "web", "ObjectTooLarge", "written again at once")
+	if evs, err := events(c, ns, "web", "ObjectTooLarge"); err == nil && len(evs) > 0 {
+		t.Logf("Event ObjectTooLarge: %.300s", evs[0].Note)
+	}
 }
