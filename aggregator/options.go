@@ -11,6 +11,7 @@ import (
 	"github.com/statusfold/statusfold/aggregator/internal/pacing"
 	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/collector"
+	"github.com/statusfold/statusfold/policy/sizebudget"
 )
 
 // BindingResolution says who writes the Bindings.
@@ -92,6 +93,11 @@ type Options struct {
 	// BindingPolicy that selects Secrets gets the condition ResourcesReadable=False
 	// (docs/security.md, "Reads").
 	WatchSecrets bool
+
+	// SizeBudget is the largest encoded size, in bytes, of a CombinedStatus or of a workload
+	// object with its returned status that statusfold writes; over it the content is trimmed
+	// (docs/rules.md "Size budget"). 0: DefaultSizeBudget; at least MinSizeBudget.
+	SizeBudget int
 }
 
 func (o *Options) defaults() error {
@@ -126,6 +132,12 @@ func (o *Options) defaults() error {
 	if o.OwnVersionRefreshDelay <= 0 {
 		o.OwnVersionRefreshDelay = DefaultOwnVersionRefreshDelay
 	}
+	switch {
+	case o.SizeBudget == 0:
+		o.SizeBudget = DefaultSizeBudget
+	case o.SizeBudget < MinSizeBudget:
+		return fmt.Errorf("aggregator: size budget %d bytes: must be at least %d", o.SizeBudget, MinSizeBudget)
+	}
 	return nil
 }
 
@@ -136,4 +148,11 @@ func (o *Options) defaults() error {
 const (
 	DefaultVersionRefreshDelay    = 5 * time.Second
 	DefaultOwnVersionRefreshDelay = time.Minute
+)
+
+// The object size budget (docs/rules.md "Size budget"): by default 1 MiB of JSON, two thirds of
+// etcd's default 1.5 MiB request limit, leaving room for managed fields and server-set metadata.
+const (
+	DefaultSizeBudget = sizebudget.DefaultBytes
+	MinSizeBudget     = sizebudget.MinBytes
 )

@@ -80,6 +80,7 @@ func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog 
 		WithAccess(resources.Access{WatchSecrets: opts.WatchSecrets, Probe: listProbe(live)})
 	failures := report.NewThrottle(report.FailureWindow)
 	w := writer.New(mgr.GetClient(), opts.Schemas, failures, p.metrics, pacer, log, recorder)
+	budgets := writer.NewBudgets(opts.SizeBudget)
 	p.report = &report.Reporter{Log: log, Recorder: recorder, Failures: failures, Kinds: catalog}
 	in := inputs.New(inputs.Config{Cache: wds, Live: live, Catalog: catalog, Watches: p.watches, Orphans: orphans,
 		WECs: wecs, Reports: reports, Pruners: pruners, ClusterGen: clusterGen,
@@ -87,9 +88,9 @@ func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog 
 	p.objectR = objects.New(objects.Config{
 		Inputs: in,
 		Combined: combined.New(combined.Config{Cache: wds, WDS: mgr.GetClient(), Compiler: compiler,
-			Dests: dests, Writer: w, OwnWrites: ownWrites, Metrics: p.metrics}),
+			Dests: dests, Writer: w, OwnWrites: ownWrites, Metrics: p.metrics, Budgets: budgets, Report: p.report}),
 		Returns: statusreturn.New(statusreturn.Config{Elsewhere: in.ReturnedElsewhere, Engine: engine, Dests: dests, Writer: w,
-			Report: p.report, OwnWrites: ownWrites, Metrics: p.metrics, Log: log, Recorder: recorder}),
+			Report: p.report, OwnWrites: ownWrites, Metrics: p.metrics, Log: log, Recorder: recorder, Budgets: budgets}),
 		Pending: pending, Metrics: p.metrics, Pacer: pacer,
 	})
 	p.policyR = policies.New(policies.Config{Cache: wds, Inventory: its.GetCache(), WDS: mgr.GetClient(), Catalog: catalog,

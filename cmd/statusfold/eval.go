@@ -16,6 +16,7 @@ import (
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/collector"
 	"github.com/statusfold/statusfold/policy/objview"
+	"github.com/statusfold/statusfold/policy/sizebudget"
 	"github.com/statusfold/statusfold/webhooks/offline"
 )
 
@@ -234,6 +235,10 @@ func printResultTables(out io.Writer, results []controlv1alpha1.NamedStatusCombi
 			fmt.Fprintf(out, "  error: wec %s, column %s: %s\n", e.WEC.ClusterId, col, e.Error)
 		}
 		for _, e := range r.AggregationErrors {
+			if sizebudget.IsMarker(e) {
+				fmt.Fprintf(out, "  TRIMMED: %s\n", e.Error)
+				continue
+			}
 			fmt.Fprintf(out, "  aggregation error: row %d, column %s: %s (%d values skipped)\n", e.Row+1, e.ColumnName, e.Error, e.Count)
 		}
 	}

@@ -104,6 +104,8 @@ func (o *managerOptions) register(f *pflag.FlagSet) {
 	o.spaces.register(f)
 	f.BoolVar(&cfg.WatchSecrets, "watch-secrets", false,
 		"watch and cache Secrets (off: no Secret is ever watched or cached, and a BindingPolicy that selects Secrets gets ResourcesReadable=False)")
+	f.IntVar(&cfg.SizeBudget, "size-budget", aggregator.DefaultSizeBudget,
+		"largest encoded size in bytes of a CombinedStatus, or of a workload object with its returned status, that statusfold writes; over it the content is trimmed and says so (default: 1 MiB, for etcd's default 1.5 MiB request limit; lower it for an etcd with a lower --max-request-bytes)")
 	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the namespace statusfold runs in (for builtin certificates; default $POD_NAMESPACE)")
 	gofs := flag.NewFlagSet("log", flag.ContinueOnError)
 	o.logConfig.AddFlags(gofs)
@@ -155,6 +157,9 @@ func (o *managerOptions) completeConfig() error {
 		return fmt.Errorf("--max-write-delay %s: must not be negative", cfg.MaxWriteDelay)
 	case cfg.MaxWriteDelay == 0:
 		cfg.MaxWriteDelay = aggregator.PacingOff
+	}
+	if cfg.SizeBudget < aggregator.MinSizeBudget {
+		return fmt.Errorf("--size-budget %d: must be at least %d bytes", cfg.SizeBudget, aggregator.MinSizeBudget)
 	}
 	cfg.CompilerOptions = append(cfg.CompilerOptions, collector.WithTimeBudget(o.timeBudget))
 	if !o.spaces.kubeflex || o.wdsKubeconfig != "" {

@@ -123,3 +123,23 @@ func TestManagerMaxWriteDelayFlag(t *testing.T) {
 		t.Errorf("--max-write-delay=-1s: error %v, want one that names the flag", err)
 	}
 }
+
+// --size-budget reaches the Config (1 MiB by default), and a budget below the floor is refused
+// with an error that names the flag.
+func TestManagerSizeBudgetFlag(t *testing.T) {
+	if b := managerConfig(t).SizeBudget; b != aggregator.DefaultSizeBudget {
+		t.Errorf("default --size-budget: Config.SizeBudget %d, want %d", b, aggregator.DefaultSizeBudget)
+	}
+	if b := managerConfig(t, "--size-budget=524288").SizeBudget; b != 524288 {
+		t.Errorf("--size-budget=524288: Config.SizeBudget %d", b)
+	}
+	for _, v := range []string{"0", "1000", "-1"} {
+		cmd := newManagerCommand(aggregator.Run)
+		cmd.SetArgs([]string{"--size-budget=" + v, "--wds-kubeconfig", filepath.Join(t.TempDir(), "unused")})
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--size-budget") {
+			t.Errorf("--size-budget=%s: error %v, want one that names the flag", v, err)
+		}
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/statusfold/statusfold/policy/sizebudget"
 )
 
 // printStatus prints the report in format: table (the default, for people), yaml or json.
@@ -58,6 +60,10 @@ func printStatusTables(out io.Writer, r *statusReport) {
 	}
 	if r.Health != nil {
 		fmt.Fprintf(out, "Health: %s%s\n", r.Health.Status, suffix(r.Health.Message))
+	}
+
+	if msg := trimmedStatus(r.Status); msg != "" {
+		fmt.Fprintf(out, "TRIMMED: %s\n", msg)
 	}
 
 	fmt.Fprintln(out, "\nSTATUS (.status in the WDS)")
@@ -160,4 +166,17 @@ func suffix(msg string) string {
 		return ""
 	}
 	return " — " + msg
+}
+
+// trimmedStatus is the message of the condition by which a returned status says it was trimmed
+// or not returned for the object size budget (docs/rules.md "Size budget"), or "".
+func trimmedStatus(st map[string]any) string {
+	conds, _ := st["conditions"].([]any)
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if t, _ := m["type"].(string); (t == sizebudget.ConditionTrimmed || t == sizebudget.ConditionReturned) && m["reason"] == sizebudget.ReasonOverBudget {
+			return fmt.Sprintf("%s=%v: %v", t, m["status"], m["message"])
+		}
+	}
+	return ""
 }

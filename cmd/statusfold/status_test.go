@@ -11,6 +11,7 @@ import (
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/health"
+	"github.com/statusfold/statusfold/policy/sizebudget"
 )
 
 func TestStatusWECHealthUsesTheWECGeneration(t *testing.T) {
@@ -113,6 +114,33 @@ func TestStatusExecutingLine(t *testing.T) {
 		}
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("executing-count %s: output\n%s\nwant a line starting %q", count, out.String(), want)
+		}
+	}
+}
+
+// TestStatusShowsTrims: a CombinedStatus result and a returned status trimmed for the object size
+// budget say so in `statusfold status`.
+func TestStatusShowsTrims(t *testing.T) {
+	s := func(v string) *string { return &v }
+	r := &statusReport{ExecutingCount: "3", Status: map[string]any{"conditions": []any{map[string]any{
+		"type": sizebudget.ConditionTrimmed, "status": "True", "reason": sizebudget.ReasonOverBudget,
+		"message": "over the object size budget of 1048576 bytes: left out 7 entries of .status.items"}}}}
+	r.Object.Group, r.Object.Version, r.Object.Kind, r.Object.Name = "example.com", "v1", "Widget", "w"
+	r.Combined = []combinedReport{{Name: "u1.u2", BindingPolicy: "bp", Results: []controlv1alpha1.NamedStatusCombination{{
+		Name: "statuses", ColumnNames: []string{"wec"},
+		Rows:              []controlv1alpha1.StatusCombinationRow{{Columns: []controlv1alpha1.Value{{Type: controlv1alpha1.TypeString, String: s("wec1")}}}},
+		AggregationErrors: []controlv1alpha1.ErrorInColumn{sizebudget.Marker(1, 3, 1048576)},
+	}}}}
+	var out bytes.Buffer
+	if err := printStatus(&out, r, "table"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"TRIMMED: StatusTrimmed=True: over the object size budget of 1048576 bytes: left out 7 entries of .status.items\n",
+		"  TRIMMED: rows left out: object size budget of 1048576 bytes: the last 2 of 3 rows left out\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output\n%s\nwant the line %q", out.String(), want)
 		}
 	}
 }

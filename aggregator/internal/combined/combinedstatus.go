@@ -17,6 +17,7 @@ import (
 	"github.com/statusfold/statusfold/aggregator/internal/inputs"
 	"github.com/statusfold/statusfold/aggregator/internal/metrics"
 	"github.com/statusfold/statusfold/aggregator/internal/pacing"
+	"github.com/statusfold/statusfold/aggregator/internal/report"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	"github.com/statusfold/statusfold/aggregator/internal/writer"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -47,6 +48,8 @@ type Writer struct {
 	writer    *writer.Writer
 	ownWrites *echo.OwnWrites
 	metrics   *metrics.Metrics
+	budgets   *writer.Budgets
+	report    *report.Reporter
 }
 
 // Config are a Writer's dependencies (see its fields of the same names).
@@ -58,12 +61,19 @@ type Config struct {
 	Writer    *writer.Writer
 	OwnWrites *echo.OwnWrites
 	Metrics   *metrics.Metrics
+	// Budgets are the object size budgets (nil: the default budget); Report reports trims.
+	Budgets *writer.Budgets
+	Report  *report.Reporter
 }
 
 // New returns the CombinedStatus writer of c's dependencies, with no Table yet.
 func New(c Config) *Writer {
-	return &Writer{cache: c.Cache, wds: c.WDS, compiler: c.Compiler, tables: newTableStore(), dests: c.Dests,
-		writer: c.Writer, ownWrites: c.OwnWrites, metrics: c.Metrics}
+	w := &Writer{cache: c.Cache, wds: c.WDS, compiler: c.Compiler, tables: newTableStore(), dests: c.Dests,
+		writer: c.Writer, ownWrites: c.OwnWrites, metrics: c.Metrics, budgets: c.Budgets, report: c.Report}
+	if w.budgets == nil {
+		w.budgets = writer.NewBudgets(0)
+	}
+	return w
 }
 
 // Sync writes the CombinedStatus of every (object, policy) pair that references collectors and
@@ -91,7 +101,7 @@ func (w *Writer) Sync(ctx context.Context, in *inputs.Object) (bool, error) {
 				return wrote, err
 			}
 			want[cs.Name] = true
-			written, err := w.write(ctx, in.Key, cs)
+			written, err := w.writeWithin(ctx, in.Key, cs)
 			if err != nil {
 				return wrote, err
 			}

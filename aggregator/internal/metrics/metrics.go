@@ -24,6 +24,10 @@ type Metrics struct {
 	Dropped     *prometheus.CounterVec   // reason: schema (returned status), served-schema (our control.kubestellar.io writes)
 	Echoes      *prometheus.CounterVec   // what: combinedstatus, status, binding — watch events of statusfold's own writes, not evaluated
 
+	// Trimmed counts writes made smaller to fit the object size budget, by kind (combinedstatus,
+	// status): docs/rules.md "Size budget".
+	Trimmed *prometheus.CounterVec
+
 	// pacers are the running managers' Pacers (one per manager; several in tests), read by
 	// statusfold_write_delay_seconds.
 	pacersMu sync.Mutex
@@ -80,6 +84,12 @@ func New() *Metrics {
 				Help: "Watch events recognised as the echo of statusfold's own write, and so not evaluated, by what was written (combinedstatus, status, binding).",
 			}, []string{"what"}),
 		}
+		m.Trimmed = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "statusfold_trimmed_total",
+			Help: "Writes trimmed to fit the object size budget (rows of a CombinedStatus, list entries of a returned status, or a returned status not written), by kind (combinedstatus, status).",
+		}, []string{"kind"})
+		m.Trimmed.WithLabelValues("combinedstatus")
+		m.Trimmed.WithLabelValues("status")
 		// Every error series exists from the start, at 0: alerts and dashboards on
 		// statusfold_errors_total (charts/statusfold) see a rate of 0, not an absent metric.
 		for _, where := range errorPlaces {
@@ -95,7 +105,8 @@ func New() *Metrics {
 			Name: "statusfold_write_delay_seconds",
 			Help: "The Pacer's current delay between two writes of one workload object (0: writes at once; at most --max-write-delay).",
 		}, m.writeDelay)
-		ctrlmetrics.Registry.MustRegister(m.Evaluations, m.Rows, m.Errors, m.Writes, m.Latency, m.Durations, m.Conflicts, m.Dropped, m.Echoes, writeDelay)
+		ctrlmetrics.Registry.MustRegister(m.Evaluations, m.Rows, m.Errors, m.Writes, m.Latency, m.Durations, m.Conflicts, m.Dropped, m.Echoes, writeDelay,
+			m.Trimmed)
 		theMetrics = m
 	})
 	return theMetrics

@@ -58,6 +58,8 @@ type Returner struct {
 	metrics   *metrics.Metrics
 	log       logr.Logger
 	recorder  events.EventRecorder
+	budgets   *writer.Budgets
+	restSizes *restSizes
 }
 
 // Config are a Returner's dependencies (see its fields of the same names).
@@ -71,12 +73,19 @@ type Config struct {
 	Metrics   *metrics.Metrics
 	Log       logr.Logger
 	Recorder  events.EventRecorder
+	// Budgets are the object size budgets (nil: the default budget).
+	Budgets *writer.Budgets
 }
 
 // New returns the status returner of c's dependencies, with no State yet.
 func New(c Config) *Returner {
-	return &Returner{elsewhere: c.Elsewhere, engine: c.Engine, states: newReturnStates(), memo: newReturnMemo(), dests: c.Dests,
-		writer: c.Writer, report: c.Report, ownWrites: c.OwnWrites, metrics: c.Metrics, log: c.Log, recorder: c.Recorder}
+	r := &Returner{elsewhere: c.Elsewhere, engine: c.Engine, states: newReturnStates(), memo: newReturnMemo(), dests: c.Dests,
+		writer: c.Writer, report: c.Report, ownWrites: c.OwnWrites, metrics: c.Metrics, log: c.Log, recorder: c.Recorder,
+		budgets: c.Budgets, restSizes: newRestSizes()}
+	if r.budgets == nil {
+		r.budgets = writer.NewBudgets(0)
+	}
+	return r
 }
 
 // Write applies the docs/rules.md "Status return" decision to the object's own status and
@@ -133,8 +142,7 @@ func (r *Returner) Write(ctx context.Context, in *inputs.Object) (bool, error) {
 	if l := d.Mode.Label(); l != "" {
 		labels[l] = "true"
 	}
-	status, dropped := r.pruneToSchema(in, status)
-	return r.writeReturn(ctx, in, labels, status, dropped)
+	return r.writeWithin(ctx, in, labels, status)
 }
 
 // pruneToSchema prunes a returned status to the WDS's schema for the object's kind (see

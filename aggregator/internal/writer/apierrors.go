@@ -85,3 +85,20 @@ func resolveKeys(m map[string]any, segs []string) ([]string, bool) {
 	}
 	return nil, false
 }
+
+// IsTooLarge reports whether the apiserver refused a write because the object is too large: HTTP
+// 413 (the apiserver's "Request entity too large", which is also its answer when etcd refuses
+// the transaction), or etcd's own "request is too large" and gRPC's message-size refusal passed
+// through as text. Such a write is never retried as it is: the writer makes it smaller at once
+// (docs/rules.md "Size budget").
+func IsTooLarge(err error) bool {
+	if err == nil {
+		return false
+	}
+	if apierrors.IsRequestEntityTooLargeError(err) {
+		return true
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "request is too large") || strings.Contains(msg, "request entity too large") ||
+		strings.Contains(msg, "trying to send message larger than max")
+}
