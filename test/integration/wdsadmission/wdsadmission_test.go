@@ -30,15 +30,6 @@ import (
 // kubestellarCRDs are the CRDs KubeStellar's controller-manager installs in a WDS.
 var kubestellarCRDs = []string{"bindingpolicies", "bindings", "combinedstatuses", "statuscollectors"}
 
-const badCollector = `apiVersion: control.kubestellar.io/v1alpha1
-kind: StatusCollector
-metadata: {name: all-at-once}
-spec:
-  filter: 'inventory.nmae == "x"'
-  select: [{name: wec, def: inventory.name}]
-  combinedFields: [{name: total, type: MAX}]
-`
-
 const goodCollector = `apiVersion: control.kubestellar.io/v1alpha1
 kind: StatusCollector
 metadata: {name: count-wecs}
@@ -152,10 +143,11 @@ func assertURLConfigurations(t *testing.T, wds client.Client, base string) {
 func assertAdmission(t *testing.T, wds *framework.ControlPlane) {
 	t.Helper()
 	ctx := context.Background()
-	_, stderr, err := wds.Kubectl(ctx, []byte(badCollector), "apply", "-f", "-")
+	_, stderr, err := wds.Kubectl(ctx, nil, "apply", "-f", filepath.Join("testdata", "bad-statuscollector.yaml"))
 	if err == nil {
 		t.Fatal("the bad StatusCollector was admitted")
 	}
+	t.Logf("kubectl apply of the bad StatusCollector: %s", stderr)
 	for _, want := range []string{`spec.select: Forbidden`, `spec.filter: Invalid value`, `spec.combinedFields[0].subject: Required value: MAX needs a subject`} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("kubectl's error lacks %q:\n%s", want, stderr)
