@@ -71,7 +71,40 @@ func TestKubeStellarTopology(t *testing.T) {
 			t.Errorf("%s's log has a refused request (%v):\n%s", p.name, err, b)
 		}
 	}
+	tp.hosting.assertOnlyKubeFlexRoles(t, wdsName)
+	tp.uninstall(t, "wds2", procs2)
 	t.Logf("topology test took %s", time.Since(start).Round(time.Millisecond))
+}
+
+// assertOnlyKubeFlexRoles: in the hosting cluster the release's ServiceAccount may do what a
+// manager of a WDS of its own needs there (docs/install.md, "RBAC with KubeFlex") and nothing of
+// what a manager needs in its WDS.
+func (s *space) assertOnlyKubeFlexRoles(t *testing.T, wds string) {
+	t.Helper()
+	ns := wds + "-system"
+	as := "--as=system:serviceaccount:" + ns + ":" + wds + "-statusfold-manager"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "controlplanes.tenancy.kflex.kubestellar.org", "--all-namespaces"}, "yes"},
+		{[]string{"get", "secret/admin-kubeconfig", "-n", ns}, "yes"},
+		{[]string{"get", "secret/vc-vcluster", "-n", itsName + "-system"}, "yes"},
+		{[]string{"update", "secret/" + wds + "-statusfold-webhook-server-cert", "-n", ns}, "yes"},
+		{[]string{"update", "leases.coordination.k8s.io", "-n", ns}, "yes"},
+		{[]string{"list", "secrets", "-n", ns}, "no"},
+		{[]string{"get", "secret/other", "-n", ns}, "no"},
+		{[]string{"list", "deployments.apps", "--all-namespaces"}, "no"},
+		{[]string{"patch", "deployments.apps/status", "-n", "default"}, "no"},
+		{[]string{"update", "validatingwebhookconfigurations", "--all-namespaces"}, "no"},
+		{[]string{"create", "customresourcedefinitions", "--all-namespaces"}, "no"},
+		{[]string{"create", "subjectaccessreviews.authorization.k8s.io", "--all-namespaces"}, "no"},
+	} {
+		out, _ := s.kubectl("", append([]string{"auth", "can-i", as}, c.args...)...)
+		if got := strings.TrimSpace(out); got != c.want {
+			t.Errorf("in the hosting cluster, can %s %v? %q, want %s", as, c.args, got, c.want)
+		}
+	}
 }
 
 // startWDS runs KubeStellar's controller-manager for the WDS (its status controller off), waits
@@ -154,4 +187,25 @@ func (s *space) kubectlApply(t *testing.T, objs ...client.Object) {
 	if out, err := s.kubectl(strings.Join(docs, "\n"), "apply", "-f", "-"); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
+}
+
+// uninstall runs docs/install.md's uninstall of the release for wds (its manager process stopped
+// first, as Helm's deletion of the Deployment would): giveback, helm uninstall, and the deletion
+// of the webhook configurations in the WDS; then a StatusCollector applies to the WDS unchecked.
+func (tp *topology) uninstall(t *testing.T, wds string, procs []*process) {
+	t.Helper()
+	for _, p := range procs {
+		if strings.HasPrefix(p.name, "statusfold-") {
+			p.stop()
+		}
+	}
+	h, w := tp.hosting, tp.wdses[wds]
+	t.Log(h.statusfoldCLI("kubestellar", "giveback", "--wds-name", wds))
+	h.helm("uninstall", wds, "-n", wds+"-system")
+	for _, kind := range []string{"validating", "mutating"} {
+		if out, err := w.kubectl("", "delete", kind+"webhookconfiguration", wds+"-statusfold-"+kind+"-webhook-configuration"); err != nil {
+			t.Fatalf("deleting the %s configuration: %v\n%s", kind, err, out)
+		}
+	}
+	w.kubectlApply(t, statusCollector("after-uninstall", count("wecs")))
 }
