@@ -43,16 +43,7 @@ spec:
 // client config; kubectl apply to the WDS rejects a bad collector with its field paths and
 // accepts a good one, and a CA rotation in the hosting cluster's Secret reaches the WDS.
 func TestAdmissionInSeparateWDS(t *testing.T) {
-	hosting := framework.RunControlPlane(t, framework.WithoutCRDs(), framework.WithExtraCRDs(
-		filepath.Join("testdata", "controlplanes.yaml"),
-		filepath.Join(framework.RepoRoot(), "config", "crd", "bases", "control.kubestellar.io_workstatuses.yaml"),
-		filepath.Join(framework.RepoRoot(), "config", "crd", "external")))
-	wds := framework.RunControlPlane(t, framework.WithoutCRDs())
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "wds1-system"}}
-	own := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "statusfold-system"}}
-	create(t, hosting.Client, ns, own, kubeconfigSecret(t, "wds1-system", "admin-kubeconfig", wds),
-		controlPlane("wds1", "wds", "k8s", "admin-kubeconfig"), controlPlane("its1", "its", "host", ""))
-
+	hosting, wds := startSpaces(t)
 	port := framework.FreePort(t)
 	p := startManager(t, hosting.Kubeconfig, "--kubeflex", "--wds-name=wds1", "--its-name=its1",
 		"--namespace=statusfold-system", "--webhook-certs=builtin", "--webhook-port="+strconv.Itoa(port),
@@ -63,6 +54,35 @@ func TestAdmissionInSeparateWDS(t *testing.T) {
 	p.waitLog(t, "waiting to register admission in the WDS", time.Minute)
 	assertNothingRegistered(t, wds.Client)
 
+	installKubeStellarCRDs(t, wds)
+	p.waitLog(t, "admission registered in the WDS", time.Minute)
+	assertOwnCRDs(t, wds.Client)
+	assertURLConfigurations(t, wds.Client, "https://127.0.0.1:"+strconv.Itoa(port))
+	assertAdmission(t, wds)
+	assertRotationReachesWDS(t, hosting.Client, wds.Client)
+}
+
+// startSpaces starts the hosting cluster, with KubeFlex's ControlPlane CRD, the namespaces
+// wds1-system and statusfold-system, and the ControlPlanes wds1 (type k8s, its kubeconfig in
+// wds1-system/admin-kubeconfig) and its1 (type host: the ITS is the hosting cluster, which so has
+// the WorkStatus and ManagedCluster CRDs), and the WDS, with no CRDs.
+func startSpaces(t *testing.T) (hosting, wds *framework.ControlPlane) {
+	t.Helper()
+	hosting = framework.RunControlPlane(t, framework.WithoutCRDs(), framework.WithExtraCRDs(
+		filepath.Join("testdata", "controlplanes.yaml"),
+		filepath.Join(framework.RepoRoot(), "config", "crd", "bases", "control.kubestellar.io_workstatuses.yaml"),
+		filepath.Join(framework.RepoRoot(), "config", "crd", "external")))
+	wds = framework.RunControlPlane(t, framework.WithoutCRDs())
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "wds1-system"}}
+	own := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "statusfold-system"}}
+	create(t, hosting.Client, ns, own, kubeconfigSecret(t, "wds1-system", "admin-kubeconfig", wds),
+		controlPlane("wds1", "wds", "k8s", "admin-kubeconfig"), controlPlane("its1", "its", "host", ""))
+	return hosting, wds
+}
+
+// installKubeStellarCRDs installs in the WDS the CRDs KubeStellar's controller-manager installs.
+func installKubeStellarCRDs(t *testing.T, wds *framework.ControlPlane) {
+	t.Helper()
 	var paths []string
 	for _, r := range kubestellarCRDs {
 		paths = append(paths, filepath.Join(framework.RepoRoot(), "config", "crd", "bases", "control.kubestellar.io_"+r+".yaml"))
@@ -70,11 +90,6 @@ func TestAdmissionInSeparateWDS(t *testing.T) {
 	if _, err := envtest.InstallCRDs(wds.Config, envtest.CRDInstallOptions{Paths: paths}); err != nil {
 		t.Fatal(err)
 	}
-	p.waitLog(t, "admission registered in the WDS", time.Minute)
-	assertOwnCRDs(t, wds.Client)
-	assertURLConfigurations(t, wds.Client, "https://127.0.0.1:"+strconv.Itoa(port))
-	assertAdmission(t, wds)
-	assertRotationReachesWDS(t, hosting.Client, wds.Client)
 }
 
 func assertNothingRegistered(t *testing.T, wds client.Client) {
