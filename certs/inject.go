@@ -67,7 +67,11 @@ func (r *Rotator) injectInto(ctx context.Context, logger logr.Logger, kind, name
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(admissionregistrationv1.SchemeGroupVersion.WithKind(kind))
-		if err := r.c.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {
+		c := r.c
+		if r.opts.ConfigurationsClient != nil {
+			c = r.opts.ConfigurationsClient
+		}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {
 			return client.IgnoreNotFound(err)
 		}
 		webhooks, _, err := unstructured.NestedSlice(u.Object, "webhooks")
@@ -82,7 +86,7 @@ func (r *Rotator) injectInto(ctx context.Context, logger logr.Logger, kind, name
 		if err := unstructured.SetNestedSlice(u.Object, webhooks, "webhooks"); err != nil {
 			return err
 		}
-		return r.c.Update(ctx, u)
+		return c.Update(ctx, u)
 	})
 }
 

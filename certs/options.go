@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Keys of the Secret (type kubernetes.io/tls).
@@ -40,6 +41,10 @@ type Options struct {
 	// each check.
 	ValidatingWebhookConfigurations []string
 	MutatingWebhookConfigurations   []string
+	// ConfigurationsClient, when set, reaches the cluster holding those configurations, when it
+	// is not the Secret's (a WDS that is another apiserver than the manager's hosting cluster);
+	// nil: the client given to New. It must read from the apiserver, not a cache.
+	ConfigurationsClient client.Client
 	// CAValidity and CertValidity default to DefaultCAValidity and DefaultCertValidity.
 	CAValidity, CertValidity time.Duration
 	// CheckInterval is how often Start re-checks (default DefaultCheckInterval, and never more

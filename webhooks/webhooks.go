@@ -76,6 +76,11 @@ type Options struct {
 	// each rotation; webhook configurations default to ours. Leave it nil with cert-manager
 	// (config/certmanager), or when the server's TLSOpts already use a Rotator.
 	BuiltinCerts *certs.Options
+	// BuiltinCertsCluster, when set with BuiltinCerts, reaches the cluster that holds the
+	// certificates' Secret when it is not the manager's (a WDS that is another apiserver: the
+	// Secret stays in the hosting cluster, beside the pods); the webhook configurations that get
+	// the CA bundle are then the manager's cluster's.
+	BuiltinCertsCluster *rest.Config
 	// Authorizer answers the requester checks of AggregationPolicies and BindingPolicies
 	// (access.go); nil means SubjectAccessReviews with the manager's identity.
 	Authorizer Authorizer
@@ -86,7 +91,12 @@ type Options struct {
 // mgr.Start.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.BuiltinCerts != nil {
-		if _, err := SetupBuiltinCerts(mgr, *opts.BuiltinCerts); err != nil {
+		bopts := *opts.BuiltinCerts
+		secrets, err := secretsClient(mgr, opts.BuiltinCertsCluster, &bopts)
+		if err != nil {
+			return err
+		}
+		if _, err := setupBuiltinCerts(mgr, secrets, bopts); err != nil {
 			return err
 		}
 	}
@@ -108,6 +118,28 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 // SetupBuiltinCerts creates a certs.Rotator that writes into the webhook server's cert dir and
 // injects the CA bundle into statusfold's webhook configurations, and adds it to mgr.
 func SetupBuiltinCerts(mgr ctrl.Manager, opts certs.Options) (*certs.Rotator, error) {
+	return setupBuiltinCerts(mgr, nil, opts)
+}
+
+// secretsClient is a client of cluster (nil when cluster is nil: the manager's), and sets
+// opts.ConfigurationsClient to a direct client of the manager's cluster in that case.
+func secretsClient(mgr ctrl.Manager, cluster *rest.Config, opts *certs.Options) (client.Client, error) {
+	if cluster == nil {
+		return nil, nil
+	}
+	secrets, err := client.New(cluster, client.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: certificates' cluster: %w", err)
+	}
+	if opts.ConfigurationsClient, err = client.New(mgr.GetConfig(), client.Options{}); err != nil {
+		return nil, err
+	}
+	return secrets, nil
+}
+
+// setupBuiltinCerts is SetupBuiltinCerts with the Secret read and written by secrets (nil: a
+// direct client of the manager's cluster).
+func setupBuiltinCerts(mgr ctrl.Manager, secrets client.Client, opts certs.Options) (*certs.Rotator, error) {
 	if opts.CertDir == "" {
 		opts.CertDir = filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs")
 	}
@@ -115,13 +147,16 @@ func SetupBuiltinCerts(mgr ctrl.Manager, opts certs.Options) (*certs.Rotator, er
 		opts.ValidatingWebhookConfigurations = []string{ValidatingConfigurationName}
 		opts.MutatingWebhookConfigurations = []string{MutatingConfigurationName}
 	}
-	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
-	if err != nil {
-		return nil, err
+	if secrets == nil {
+		direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+		if err != nil {
+			return nil, err
+		}
+		secrets = direct
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rot, err := certs.New(ctx, direct, opts)
+	rot, err := certs.New(ctx, secrets, opts)
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: certificates: %w", err)
 	}

@@ -42,6 +42,10 @@ type managerOptions struct {
 	certSecret    string
 	validatingCfg string
 	mutatingCfg   string
+	// Admission in a WDS that is another apiserver (wdsadmission.go): where it calls the
+	// webhook server, and, once the WDS is found to be one, what it needs.
+	webhookURL string
+	admission  *wdsAdmission
 }
 
 // newManagerCommand is `statusfold manager`: the controllers and the admission webhooks, run by
@@ -106,6 +110,8 @@ func (o *managerOptions) register(f *pflag.FlagSet) {
 		"watch and cache Secrets (off: no Secret is ever watched or cached, and a BindingPolicy that selects Secrets gets ResourcesReadable=False)")
 	f.IntVar(&cfg.SizeBudget, "size-budget", aggregator.DefaultSizeBudget,
 		"largest encoded size in bytes of a CombinedStatus, or of a workload object with its returned status, that statusfold writes; over it the content is trimmed and says so (default: 1 MiB, for etcd's default 1.5 MiB request limit; lower it for an etcd with a lower --max-request-bytes)")
+	f.StringVar(&o.webhookURL, "wds-webhook-url", "",
+		"with --kubeflex and a WDS that is not the hosting cluster: the base URL the WDS calls the webhooks at (default https://<--webhook-service>.<--namespace>.svc:443); the built-in serving certificate is made valid for its host")
 	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the namespace statusfold runs in (for builtin certificates; default $POD_NAMESPACE)")
 	gofs := flag.NewFlagSet("log", flag.ContinueOnError)
 	o.logConfig.AddFlags(gofs)
@@ -192,10 +198,7 @@ func (o *managerOptions) webhookSetup() (func(manager.Manager) error, error) {
 	wopts := webhooks.Options{}
 	switch o.certMode {
 	case "builtin":
-		wopts.BuiltinCerts = &certs.Options{Namespace: o.namespace, CertDir: o.cfg.CertDir, SecretName: o.certSecret,
-			DNSNames:                        certs.ServiceDNSNames(o.webhookSvc, o.namespace),
-			ValidatingWebhookConfigurations: []string{o.validatingCfg},
-			MutatingWebhookConfigurations:   []string{o.mutatingCfg}}
+		wopts.BuiltinCerts = o.builtinCerts("")
 	case "files":
 	default:
 		return nil, fmt.Errorf("--webhook-certs %q: must be builtin or files", o.certMode)

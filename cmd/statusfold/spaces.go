@@ -70,6 +70,9 @@ func (o *managerOptions) runWithSpaces(ctx context.Context, run func(context.Con
 		return err
 	}
 	found, err := o.findSpaces(ctx, f, log, probes.report)
+	if err == nil && o.admission != nil {
+		err = o.registerInWDS(ctx, log, o.admission, probes.report)
+	}
 	probes.stop()
 	if err != nil {
 		return err
@@ -124,18 +127,16 @@ func (o *managerOptions) findSpaces(ctx context.Context, f kubeflex.Finder, log 
 
 // separateWDS adapts the Config to a WDS that is another apiserver than the hosting cluster: the
 // Lease stays in the hosting cluster (hosting: its config), in the pod's namespace as without
-// KubeFlex, where the chart's Role grants it; and the webhooks are not served (their
-// configurations and Service are the hosting cluster's, where users do not apply their objects;
-// docs/install.md).
+// KubeFlex, where the chart's Role grants it; and the webhooks, served beside the pods, are
+// registered in the WDS, where users apply their objects (registerInWDS; docs/install.md).
 func (o *managerOptions) separateWDS(log logr.Logger, cp kubeflex.ControlPlane, hosting *rest.Config) {
 	if o.cfg.LeaderElection {
 		o.cfg.LeaderElectionConfig = hosting
 		log.Info("the leader election Lease is kept in the hosting cluster", "controlPlane", cp.Name, "lease", o.cfg.LeaderElectionID)
 	}
 	if o.cfg.SetupWebhooks != nil {
-		o.cfg.SetupWebhooks = nil
-		log.Info("admission webhooks are not served: the WDS is not the hosting cluster, where the webhook configurations are (set webhooks.enabled=false)",
-			"controlPlane", cp.Name, "type", cp.Type)
+		o.admission = &wdsAdmission{hosting: hosting}
+		log.Info("admission webhooks are registered in the WDS, which is not the hosting cluster", "controlPlane", cp.Name, "type", cp.Type)
 	}
 }
 

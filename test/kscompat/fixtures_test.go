@@ -54,6 +54,11 @@ func workStatusName(ref sourceRef) string {
 // with the origin WDS, with .status (through the status subresource) the WEC object's status.
 // A nil status leaves the WorkStatus without .status.
 func (s *space) report(ctx context.Context, wec string, ref sourceRef, status map[string]any) error {
+	return s.reportFrom(ctx, wdsName, wec, ref, status)
+}
+
+// reportFrom is report for an object of the WDS named origin.
+func (s *space) reportFrom(ctx context.Context, origin, wec string, ref sourceRef, status map[string]any) error {
 	ws := &unstructured.Unstructured{}
 	ws.SetGroupVersionKind(workStatusGVK)
 	key := client.ObjectKey{Namespace: wec, Name: workStatusName(ref)}
@@ -65,7 +70,7 @@ func (s *space) report(ctx context.Context, wec string, ref sourceRef, status ma
 		ws.SetGroupVersionKind(workStatusGVK)
 		ws.SetNamespace(wec)
 		ws.SetName(key.Name)
-		ws.SetLabels(map[string]string{"transport.kubestellar.io/originWdsName": wdsName})
+		ws.SetLabels(map[string]string{"transport.kubestellar.io/originWdsName": origin})
 		ws.Object["spec"] = map[string]any{"sourceRef": map[string]any{
 			"group": ref.Group, "version": ref.Version, "resource": ref.Resource, "kind": ref.Kind,
 			"namespace": ref.Namespace, "name": ref.Name}}

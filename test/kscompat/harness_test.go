@@ -160,6 +160,7 @@ func newScheme() *k8sruntime.Scheme {
 // two ControlPlanes that KubeStellar looks for.
 type space struct {
 	t          testing.TB
+	env        *envtest.Environment
 	cfg        *rest.Config
 	c          client.Client
 	kubeconfig string // admin kubeconfig file, CA embedded
@@ -170,13 +171,30 @@ func startSpace(t testing.TB) *space {
 	t.Helper()
 	requireAssets(t)
 	root := repoRoot()
+	s := startAPIServer(t,
+		filepath.Join(root, "config", "crd", "bases"),
+		filepath.Join(root, "config", "crd", "external"),
+		kubeflexCRD(t, "controlplanes"))
+	kc, err := os.ReadFile(s.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.registerControlPlanes(kc)
+	return s
+}
+
+// kubeflexCRD is the file of KubeFlex's CRD of resource (controlplanes, postcreatehooks).
+func kubeflexCRD(t testing.TB, resource string) string {
+	return filepath.Join(modDir(t, "github.com/kubestellar/kubeflex"), "config", "crd", "bases", "tenancy.kflex.kubestellar.org_"+resource+".yaml")
+}
+
+// startAPIServer starts a kube-apiserver with its own etcd and the CRDs of crdPaths (none: a
+// cluster with only Kubernetes' own kinds), stopped when the test ends.
+func startAPIServer(t testing.TB, crdPaths ...string) *space {
+	t.Helper()
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assetsDir(),
-		CRDDirectoryPaths: []string{
-			filepath.Join(root, "config", "crd", "bases"),
-			filepath.Join(root, "config", "crd", "external"),
-			filepath.Join(modDir(t, "github.com/kubestellar/kubeflex"), "config", "crd", "bases", "tenancy.kflex.kubestellar.org_controlplanes.yaml"),
-		},
+		CRDDirectoryPaths:     crdPaths,
 		ErrorIfCRDPathMissing: true,
 		Scheme:                newScheme(),
 	}
@@ -197,7 +215,7 @@ func startSpace(t testing.TB) *space {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &space{t: t, cfg: cfg, c: c, dir: t.TempDir()}
+	s := &space{t: t, env: env, cfg: cfg, c: c, dir: t.TempDir()}
 	kc, err := kubeconfigBytes(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +224,6 @@ func startSpace(t testing.TB) *space {
 	if err := os.WriteFile(s.kubeconfig, kc, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s.registerControlPlanes(kc)
 	return s
 }
 

@@ -74,7 +74,7 @@ func decodeOne(t testing.TB, data []byte) *unstructured.Unstructured {
 // installPostCreateHookCRD adds KubeFlex's PostCreateHook CRD to the space.
 func (s *space) installPostCreateHookCRD() {
 	s.t.Helper()
-	path := filepath.Join(modDir(s.t, "github.com/kubestellar/kubeflex"), "config", "crd", "bases", "tenancy.kflex.kubestellar.org_postcreatehooks.yaml")
+	path := kubeflexCRD(s.t, "postcreatehooks")
 	if _, err := envtest.InstallCRDs(s.cfg, envtest.CRDInstallOptions{Paths: []string{path}, ErrorIfPathMissing: true}); err != nil {
 		s.t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func (s *space) installPostCreateHookCRD() {
 func (s *space) kubeflexRender(hook *unstructured.Unstructured, cpName string, vars map[string]any) []*unstructured.Unstructured {
 	t, ctx := s.t, context.Background()
 	t.Helper()
-	if err := s.c.Create(ctx, hook); err != nil {
+	if err := s.c.Create(ctx, hook); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("creating PostCreateHook %s: %v", hook.GetName(), err)
 	}
 	stored := &unstructured.Unstructured{}

@@ -2,10 +2,12 @@ package kscompat
 
 import (
 	"context"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -80,19 +82,26 @@ func (s *space) dumpLog(p *process) {
 }
 
 // freeAddrs are n distinct free loopback addresses for a controller's metrics, probe and pprof
-// servers. All n listeners are open at once before any is closed: asking for one port at a time
-// can give the same port twice (the kernel may hand a just-closed port out again), and a
-// controller whose two servers get one address exits ("address already in use").
+// servers (and webhook ports), on ports below the kernel's ephemeral range: a port from that
+// range (a listener on port 0) can be handed out again to another process's outgoing connection
+// or port-0 listener before the controller binds it, which on a busy machine happens ("address
+// already in use"). All n listeners are open at once before any is closed, so the ports are
+// distinct; each is tried on every interface, as servers that take only a port bind.
+// (test/framework.LoopbackAddrs, which this module cannot import.)
 func freeAddrs(t testing.TB, n int) []string {
 	t.Helper()
-	addrs := make([]string, n)
-	for i := range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	addrs := make([]string, 0, n)
+	for tries := 0; len(addrs) < n; tries++ {
+		if tries == 1000 {
+			t.Fatal("no free port below the ephemeral range")
+		}
+		port := 20000 + rand.IntN(32768-20000)
+		l, err := net.Listen("tcp", ":"+strconv.Itoa(port))
 		if err != nil {
-			t.Fatal(err)
+			continue
 		}
 		defer l.Close()
-		addrs[i] = l.Addr().String()
+		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(port))
 	}
 	return addrs
 }

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"syscall"
 	"testing"
@@ -34,24 +33,7 @@ var binary string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "statusfold-faults-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "statusfold")
-	build := exec.Command("go", "build", "-o", binary, "./cmd/statusfold")
-	build.Dir = framework.RepoRoot()
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if !testing.Short() {
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "building statusfold:", err)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	framework.MainWithStatusfold(m, &binary)
 }
 
 // manager is one `statusfold manager` child process.
