@@ -47,6 +47,9 @@ type Writer struct {
 	writer    *writer.Writer
 	ownWrites *echo.OwnWrites
 	metrics   *metrics.Metrics
+	// objectBudget bounds the comprehensions of all the object's collectors, over all its pairs,
+	// in one evaluation (collector.ObjectBudget; 0: no object budget).
+	objectBudget time.Duration
 }
 
 // Config are a Writer's dependencies (see its fields of the same names).
@@ -58,12 +61,14 @@ type Config struct {
 	Writer    *writer.Writer
 	OwnWrites *echo.OwnWrites
 	Metrics   *metrics.Metrics
+	// ObjectBudget: see Writer.objectBudget.
+	ObjectBudget time.Duration
 }
 
 // New returns the CombinedStatus writer of c's dependencies, with no Table yet.
 func New(c Config) *Writer {
 	return &Writer{cache: c.Cache, wds: c.WDS, compiler: c.Compiler, tables: newTableStore(), dests: c.Dests,
-		writer: c.Writer, ownWrites: c.OwnWrites, metrics: c.Metrics}
+		writer: c.Writer, ownWrites: c.OwnWrites, metrics: c.Metrics, objectBudget: c.ObjectBudget}
 }
 
 // Sync writes the CombinedStatus of every (object, policy) pair that references collectors and
@@ -72,6 +77,8 @@ func (w *Writer) Sync(ctx context.Context, in *inputs.Object) (bool, error) {
 	wrote := false
 	want := map[string]bool{} // CombinedStatus names that should exist
 	keep := map[pairKey]bool{}
+	budget := collector.NewObjectBudget(w.objectBudget) // one for all the pairs
+	defer budget.End()
 	if in.Obj != nil {
 		for _, b := range in.Bindings {
 			if len(b.Bound.Modulation.StatusCollectors) == 0 {
@@ -86,7 +93,7 @@ func (w *Writer) Sync(ctx context.Context, in *inputs.Object) (bool, error) {
 			}
 			pk := pairKey{Object: in.Key, Policy: bp.UID}
 			keep[pk] = true
-			cs, err := w.evaluatePair(ctx, in, b, &bp, pk)
+			cs, err := w.evaluatePair(ctx, in, b, &bp, pk, budget)
 			if err != nil {
 				return wrote, err
 			}
@@ -122,7 +129,9 @@ func (w *Writer) Sync(ctx context.Context, in *inputs.Object) (bool, error) {
 }
 
 // evaluatePair feeds the pair's Table and returns the CombinedStatus it should have.
-func (w *Writer) evaluatePair(ctx context.Context, in *inputs.Object, b inputs.Binding, bp *controlv1alpha1.BindingPolicy, pk pairKey) (*controlv1alpha1.CombinedStatus, error) {
+// The comprehensions it evaluates are bounded by the object's budget too.
+func (w *Writer) evaluatePair(ctx context.Context, in *inputs.Object, b inputs.Binding, bp *controlv1alpha1.BindingPolicy, pk pairKey,
+	budget *collector.ObjectBudget) (*controlv1alpha1.CombinedStatus, error) {
 	var cols []*collector.Collector
 	for _, name := range b.Bound.Modulation.StatusCollectors {
 		var sc controlv1alpha1.StatusCollector
@@ -140,6 +149,7 @@ func (w *Writer) evaluatePair(ctx context.Context, in *inputs.Object, b inputs.B
 	}
 	dests := w.dests.Of(b.Binding)
 	ts := w.tables.get(pk, cols)
+	ts.table.SetObjectBudget(budget)
 	ts.feed(in, cols, dests)
 	results := ts.table.Results()
 	for _, r := range results {

@@ -24,6 +24,9 @@ type Metrics struct {
 	Dropped     *prometheus.CounterVec   // reason: schema (returned status), served-schema (our control.kubestellar.io writes)
 	Echoes      *prometheus.CounterVec   // what: combinedstatus, status, binding — watch events of statusfold's own writes, not evaluated
 
+	// OversizeReports counts WorkStatus versions whose reported status is over the size cap.
+	OversizeReports prometheus.Counter
+
 	// pacers are the running managers' Pacers (one per manager; several in tests), read by
 	// statusfold_write_delay_seconds.
 	pacersMu sync.Mutex
@@ -96,6 +99,11 @@ func New() *Metrics {
 			Help: "The Pacer's current delay between two writes of one workload object (0: writes at once; at most --max-write-delay).",
 		}, m.writeDelay)
 		ctrlmetrics.Registry.MustRegister(m.Evaluations, m.Rows, m.Errors, m.Writes, m.Latency, m.Durations, m.Conflicts, m.Dropped, m.Echoes, writeDelay)
+		m.OversizeReports = prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "statusfold_oversize_reports_total",
+			Help: "WorkStatus updates whose reported status is over --max-reported-status-bytes (not evaluated; the WEC's rows say so).",
+		})
+		ctrlmetrics.Registry.MustRegister(m.OversizeReports)
 		theMetrics = m
 	})
 	return theMetrics
