@@ -277,7 +277,8 @@ type Report struct {
 }
 
 // ReportedOnce is reported, decoded at most once per evaluation; an unreadable WorkStatus counts
-// as "reported nothing" (and is logged and counted).
+// as "reported nothing" (and is logged and counted), one over the ITS cache's size cap as unknown
+// (Report.Oversize; its events report it).
 // Reports that cost something to make — pruned by a ContentClassifier, or decoded from a
 // WorkStatus that did not come through the ITS cache's transform — and unreadable ones (so the
 // error is logged and counted once per write, not at every re-read) are also kept across
