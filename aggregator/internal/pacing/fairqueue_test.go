@@ -3,7 +3,10 @@ package pacing
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"k8s.io/utils/clock"
 )
@@ -86,6 +89,58 @@ func TestFairQueueTakesFlowsInTurn(t *testing.T) {
 			defer q.ShutDown()
 			if got := tc.run(q); !slices.Equal(got, tc.want) {
 				t.Errorf("order %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFairQueueKeepsAWorkerForOtherFlows runs the queue with workers on synctest's clock: a noisy
+// flow keeps 20 keys waiting (each takes its worker 1 s and is queued again at once, as a WEC that
+// reports every object every second), and a quiet flow's key arrives at 0.5 s. With fair queuing it
+// is taken when the next worker frees (at 1 s); in one FIFO it waits behind every noisy key.
+func TestFairQueueKeepsAWorkerForOtherFlows(t *testing.T) {
+	for _, tc := range []struct {
+		fair          bool
+		atMost, least time.Duration // bounds of the quiet key's wait
+	}{
+		{true, time.Second, 0},
+		{false, time.Hour, 5 * time.Second},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			newQ := NewPacedCoalescingQueue[string]
+			if tc.fair {
+				newQ = NewFairPacedCoalescingQueue[string]
+			}
+			q := newQ("", 0, nil, clock.RealClock{})
+			add(q, "noisy", noisyKeys(20)...)
+			start := time.Now()
+			taken := make(chan time.Duration, 1)
+			var workers sync.WaitGroup
+			for range 2 {
+				workers.Go(func() {
+					for {
+						k, quit := q.Get()
+						if quit {
+							return
+						}
+						if k == "q" {
+							taken <- time.Since(start)
+						} else {
+							time.Sleep(time.Second)
+							q.AddFrom(k, "noisy") // reported again
+						}
+						q.Done(k)
+					}
+				})
+			}
+			time.Sleep(500 * time.Millisecond)
+			q.AddFrom("q", "quiet")
+			wait := <-taken - 500*time.Millisecond
+			q.ShutDown()
+			workers.Wait()
+			t.Logf("fair %v: the quiet key waited %s", tc.fair, wait)
+			if wait > tc.atMost || wait < tc.least {
+				t.Errorf("fair %v: the quiet key waited %s, want between %s and %s", tc.fair, wait, tc.least, tc.atMost)
 			}
 		})
 	}
