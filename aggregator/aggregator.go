@@ -73,13 +73,14 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 }
 
 // newITSCluster returns the ITS cluster: its cache holds only this WDS's WorkStatuses (and the
-// inventory), trimmed by itscache.TrimITSObject, WorkStatus lists streamed item by item.
+// inventory), trimmed by the itscache.Transform of opts (its status cap), WorkStatus lists streamed item by item.
 func newITSCluster(mgr manager.Manager, opts Options) (cluster.Cluster, error) {
 	itsCfg := opts.ITSConfig
 	if itsCfg == nil {
 		itsCfg = mgr.GetConfig()
 	}
-	newInformer, err := itscache.ITSInformers(itsCfg, mgr.GetScheme())
+	trim := itscache.Transform{MaxStatusBytes: max(opts.MaxReportedStatusBytes, 0)} // NoStatusCap: 0, no cap
+	newInformer, err := itscache.ITSInformers(itsCfg, mgr.GetScheme(), trim)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func newITSCluster(mgr manager.Manager, opts Options) (cluster.Cluster, error) {
 		o.Cache.ByObject = map[client.Object]cache.ByObject{
 			&controlv1alpha1.WorkStatus{}: {Label: labels.SelectorFromSet(labels.Set{controlv1alpha1.LabelOriginWDSName: opts.WDSName})},
 		}
-		o.Cache.DefaultTransform = itscache.TrimITSObject
+		o.Cache.DefaultTransform = trim.Trim
 		o.Cache.NewInformer = newInformer // lists trimmed item by item (itscache.ITSInformers)
 	})
 	if err != nil {

@@ -41,7 +41,7 @@
 //	layer 0  internal/rules         pure rules: ObjectKey, BoundObjects, Destinations, WorkStatusObject,
 //	                                ResolveBinding, DecideReturn, labels and field manager, event predicates
 //	         internal/testutil      WorkStatus builders shared by tests (tests only)
-//	layer 1  internal/pacing        Pacer and CoalescingQueue, generic over the key
+//	layer 1  internal/pacing        Pacer, CoalescingQueue and FairQueue, generic over the key
 //	         internal/echo          OwnWrites: the echoes of statusfold's own writes
 //	         internal/resources     Catalog (discovery) and Watcher (informers of workload resources)
 //	         internal/itscache      the ITS cache: streaming WorkStatus lists, transform, WECIndex

@@ -98,7 +98,31 @@ type Options struct {
 	// object with its returned status that statusfold writes; over it the content is trimmed
 	// (docs/rules.md "Size budget"). 0: DefaultSizeBudget; at least MinSizeBudget.
 	SizeBudget int
+
+	// MaxReportedStatusBytes caps the size of one WEC's reported status (a WorkStatus's status,
+	// as JSON): a larger one is not decoded nor evaluated; the WEC's rows in the CombinedStatuses
+	// say so and the status return counts its state as unknown (docs/rules.md "Reported status
+	// size"). 0: DefaultMaxReportedStatusBytes; NoStatusCap (any negative value): no cap.
+	MaxReportedStatusBytes int
+	// ObjectTimeBudget bounds the wall time of the comprehensions of all the StatusCollectors of
+	// one workload object, over all its pairs and WECs, in one evaluation (each collector also has
+	// its own budget, collector.WithTimeBudget). 0: DefaultObjectTimeBudget.
+	ObjectTimeBudget time.Duration
+	// UnfairWECs turns off the fair queuing of the objects controller's work across WECs
+	// (docs/controller.md "Fairness across WECs"): the queue is then one FIFO. For comparisons.
+	UnfairWECs bool
 }
+
+// Defaults of the status size cap and the object's evaluation budget.
+const (
+	// DefaultMaxReportedStatusBytes is the default cap on a reported status: 256 KiB
+	// (docs/rules.md "Reported status size" gives the reasons).
+	DefaultMaxReportedStatusBytes = 256 << 10
+	// NoStatusCap, as Options.MaxReportedStatusBytes, turns the cap off.
+	NoStatusCap = -1
+	// DefaultObjectTimeBudget is twice a collector's default budget.
+	DefaultObjectTimeBudget = 2 * collector.DefaultTimeBudget
+)
 
 func (o *Options) defaults() error {
 	if o.WDSName == "" {
@@ -137,6 +161,12 @@ func (o *Options) defaults() error {
 		o.SizeBudget = DefaultSizeBudget
 	case o.SizeBudget < MinSizeBudget:
 		return fmt.Errorf("aggregator: size budget %d bytes: must be at least %d", o.SizeBudget, MinSizeBudget)
+	}
+	if o.MaxReportedStatusBytes == 0 {
+		o.MaxReportedStatusBytes = DefaultMaxReportedStatusBytes
+	}
+	if o.ObjectTimeBudget <= 0 {
+		o.ObjectTimeBudget = DefaultObjectTimeBudget
 	}
 	return nil
 }

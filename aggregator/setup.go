@@ -64,10 +64,12 @@ func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog 
 	}
 	recorder := mgr.GetEventRecorder(rules.FieldManager)
 	p := &parts{opts: opts, log: log, catalog: catalog, metrics: metrics.New(), pacer: pacer,
-		objects:  pacing.NewPacedCoalescingQueue(controllers.Objects, opts.CoalesceDelay, pacer, clock.RealClock{}),
+		objects:  objectsQueue(opts, pacer),
 		policies: pacing.NewCoalescingQueue[string](controllers.Policies, opts.CoalesceDelay),
 		kinds:    pacing.NewCoalescingQueue[rules.KindKey](controllers.Kinds, opts.CoalesceDelay)}
 	wds, live := mgr.GetCache(), mgr.GetAPIReader()
+	failures := report.NewThrottle(report.FailureWindow)
+	p.report = &report.Reporter{Log: log, Recorder: recorder, Failures: failures, Kinds: catalog}
 	wecs, reports, pruners, dests := itscache.NewWECIndex(), inputs.NewReportCache(), inputs.NewPrunerCache(), inputs.NewDestsCache()
 	pending, ownWrites, clusterGen, orphans := objects.NewEventTimes(), echo.New(p.metrics.Echoes), &atomic.Uint64{}, &sync.Map{}
 	p.handlers = fanout.New(fanout.Config{WDS: wds, ITS: its.GetCache(), Live: live, Catalog: catalog, Log: log, Metrics: p.metrics,
@@ -75,20 +77,19 @@ func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog 
 		Pending: pending, OwnWrites: ownWrites, ClusterGen: clusterGen, Orphans: orphans,
 		Internal:       opts.BindingResolution == BindingResolutionInternal,
 		VersionRefresh: opts.VersionRefreshDelay, OwnVersionRefresh: opts.OwnVersionRefreshDelay,
-		ServesAggregationPolicies: servesAggregationPolicies(mgr, log)})
+		ServesAggregationPolicies: servesAggregationPolicies(mgr, log), Report: p.report})
 	p.watches = resources.NewWatcher(wds, opts.WatchSyncTimeout, p.handlers.Workload, log).
 		WithAccess(resources.Access{WatchSecrets: opts.WatchSecrets, Probe: listProbe(live)})
-	failures := report.NewThrottle(report.FailureWindow)
 	w := writer.New(mgr.GetClient(), opts.Schemas, failures, p.metrics, pacer, log, recorder)
 	budgets := writer.NewBudgets(opts.SizeBudget)
-	p.report = &report.Reporter{Log: log, Recorder: recorder, Failures: failures, Kinds: catalog}
 	in := inputs.New(inputs.Config{Cache: wds, Live: live, Catalog: catalog, Watches: p.watches, Orphans: orphans,
 		WECs: wecs, Reports: reports, Pruners: pruners, ClusterGen: clusterGen,
 		InventoryLabels: inputs.CachedInventoryLabels(its.GetCache()), Metrics: p.metrics, Log: log})
 	p.objectR = objects.New(objects.Config{
 		Inputs: in,
 		Combined: combined.New(combined.Config{Cache: wds, WDS: mgr.GetClient(), Compiler: compiler,
-			Dests: dests, Writer: w, OwnWrites: ownWrites, Metrics: p.metrics, Budgets: budgets, Report: p.report}),
+			Dests: dests, Writer: w, OwnWrites: ownWrites, Metrics: p.metrics, Budgets: budgets, Report: p.report,
+			ObjectBudget: opts.ObjectTimeBudget}),
 		Returns: statusreturn.New(statusreturn.Config{Elsewhere: in.ReturnedElsewhere, Engine: engine, Dests: dests, Writer: w,
 			Report: p.report, OwnWrites: ownWrites, Metrics: p.metrics, Log: log, Recorder: recorder, Budgets: budgets}),
 		Pending: pending, Metrics: p.metrics, Pacer: pacer,
@@ -101,6 +102,15 @@ func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog 
 		Recorder: recorder, Reevaluate: p.handlers.EnqueueBoundOf})
 	catalog.OnRecovered = p.handlers.GroupRecovered
 	return p
+}
+
+// objectsQueue is the objects controller's queue: paced by pacer, fair across WECs unless
+// Options.UnfairWECs (docs/controller.md "Fairness across WECs").
+func objectsQueue(opts Options, pacer *pacing.Pacer[rules.ObjectKey]) *pacing.CoalescingQueue[rules.ObjectKey] {
+	if opts.UnfairWECs {
+		return pacing.NewPacedCoalescingQueue(controllers.Objects, opts.CoalesceDelay, pacer, clock.RealClock{})
+	}
+	return pacing.NewFairPacedCoalescingQueue(controllers.Objects, opts.CoalesceDelay, pacer, clock.RealClock{})
 }
 
 // addControllers adds the three controllers to mgr, each with the sources that start its work:

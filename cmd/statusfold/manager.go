@@ -83,6 +83,10 @@ func (o *managerOptions) register(f *pflag.FlagSet) {
 		"cap of the adaptive delay between two writes of one workload object's CombinedStatuses and status: 0 delay while the apiserver has room, up to this under write pressure (0: pacing off)")
 	f.DurationVar(&o.timeBudget, "collector-time-budget", collector.DefaultTimeBudget,
 		"wall time the comprehensions of one StatusCollector may take per evaluation of one object; after it they fail with a row error")
+	f.IntVar(&cfg.MaxReportedStatusBytes, "max-reported-status-bytes", aggregator.DefaultMaxReportedStatusBytes,
+		"cap on one WEC's reported status (a WorkStatus's status, as JSON): a larger one is not evaluated and its WEC's rows say so (0: no cap)")
+	f.DurationVar(&cfg.ObjectTimeBudget, "object-time-budget", aggregator.DefaultObjectTimeBudget,
+		"wall time the comprehensions of all the StatusCollectors of one object may take together per evaluation, over all its WECs; after it they fail with a row error")
 	f.IntVar(&cfg.Workers, "workers", aggregator.DefaultWorkers, "objects evaluated in parallel")
 	f.StringVar(&cfg.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables)")
 	f.StringVar(&cfg.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (0 disables)")
@@ -166,6 +170,15 @@ func (o *managerOptions) completeConfig() error {
 	}
 	if cfg.SizeBudget < aggregator.MinSizeBudget {
 		return fmt.Errorf("--size-budget %d: must be at least %d bytes", cfg.SizeBudget, aggregator.MinSizeBudget)
+	}
+	switch {
+	case cfg.MaxReportedStatusBytes < 0:
+		return fmt.Errorf("--max-reported-status-bytes %d: must not be negative", cfg.MaxReportedStatusBytes)
+	case cfg.MaxReportedStatusBytes == 0:
+		cfg.MaxReportedStatusBytes = aggregator.NoStatusCap
+	}
+	if cfg.ObjectTimeBudget <= 0 {
+		return fmt.Errorf("--object-time-budget %s: must be positive", cfg.ObjectTimeBudget)
 	}
 	cfg.CompilerOptions = append(cfg.CompilerOptions, collector.WithTimeBudget(o.timeBudget))
 	if !o.spaces.kubeflex || o.wdsKubeconfig != "" {

@@ -143,3 +143,32 @@ func TestManagerSizeBudgetFlag(t *testing.T) {
 		}
 	}
 }
+
+// --max-reported-status-bytes and --object-time-budget reach the Config: the cap 256 KiB by
+// default, 0 turns it off (aggregator.NoStatusCap, not Options' zero value, which means the
+// default); a negative cap and a budget that is not positive are refused with the flag's name.
+func TestManagerStatusCapFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		cap    int
+		budget time.Duration
+	}{
+		{nil, aggregator.DefaultMaxReportedStatusBytes, aggregator.DefaultObjectTimeBudget},
+		{[]string{"--max-reported-status-bytes=1000", "--object-time-budget=1s"}, 1000, time.Second},
+		{[]string{"--max-reported-status-bytes=0"}, aggregator.NoStatusCap, aggregator.DefaultObjectTimeBudget},
+	} {
+		cfg := managerConfig(t, tc.args...)
+		if cfg.MaxReportedStatusBytes != tc.cap || cfg.ObjectTimeBudget != tc.budget {
+			t.Errorf("manager %v: cap %d, budget %s; want %d, %s", tc.args, cfg.MaxReportedStatusBytes, cfg.ObjectTimeBudget, tc.cap, tc.budget)
+		}
+	}
+	for _, bad := range []string{"--max-reported-status-bytes=-1", "--object-time-budget=0s"} {
+		cmd := newManagerCommand(func(context.Context, aggregator.Config) error { return nil })
+		cmd.SetArgs([]string{bad, "--wds-kubeconfig", writeKubeconfig(t), "--webhooks=false"})
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), strings.SplitN(bad, "=", 2)[0]) {
+			t.Errorf("%s: error %v, want one that names the flag", bad, err)
+		}
+	}
+}

@@ -22,6 +22,9 @@ type WEC struct {
 	Labels     map[string]string // inventory labels
 	Status     any               // decoded JSON of the reported status (after ContentClassifier pruning), plain or compact (compactjson); nil = reported nothing
 	LastUpdate *time.Time        // propagation.lastReturnedUpdateTimestamp; nil = absent; ignored when Status is nil
+	// Unavailable, when not empty, says why the WEC's status cannot be evaluated (e.g. it is over
+	// the size cap): its row is not evaluated; it is dropped with this row error (column "").
+	Unavailable string
 }
 
 // Table evaluates a set of collectors for one (workload object, BindingPolicy) pair,
@@ -40,6 +43,7 @@ type Table struct {
 	act        activation      // the CEL variables of row actRow (one row is evaluated at a time)
 	expanded   []any           // while Results runs: rows' statuses expanded once for several collectors (expandPending)
 	actRow     int             // -1: act holds no row
+	object     *ObjectBudget   // the object's budget (SetObjectBudget), nil: none
 }
 
 // NewTable returns a Table for the workload object obj (without .status) and the collectors.
@@ -71,7 +75,7 @@ func (t *Table) SetCollectors(collectors []*Collector) {
 		if ok {
 			delete(old, c)
 		} else {
-			cs = &colState{col: c, budget: timeBudget{limit: c.timeBudget}}
+			cs = &colState{col: c, budget: timeBudget{limit: c.timeBudget, object: t.object}}
 			cs.reset(t)
 		}
 		t.collectors = append(t.collectors, cs)
@@ -183,6 +187,16 @@ func (t *Table) Inputs() iter.Seq[string] {
 	}
 }
 
+// SetObjectBudget bounds the comprehensions the Table evaluates by o too (nil: by the collectors'
+// own budgets only), until it is set again.
+func (t *Table) SetObjectBudget(o *ObjectBudget) {
+	t.object = o
+	for _, cs := range t.collectors {
+		cs.budget.end()
+		cs.budget.object = o
+	}
+}
+
 // Results returns one result per collector, by collector name, as the CombinedStatus holds them.
 // The results share memory with the Table's cache: do not modify them.
 func (t *Table) Results() []controlv1alpha1.NamedStatusCombination {
@@ -232,7 +246,7 @@ func Evaluate(obj map[string]any, wecs []WEC, collectors []*Collector) []control
 // scalar. A status decoded again from the same JSON is a different value: the row is evaluated
 // again, as for a change.
 func sameInput(a, b *WEC) bool {
-	if a.Name != b.Name || !maps.Equal(a.Labels, b.Labels) || !sameValue(a.Status, b.Status) {
+	if a.Name != b.Name || a.Unavailable != b.Unavailable || !maps.Equal(a.Labels, b.Labels) || !sameValue(a.Status, b.Status) {
 		return false
 	}
 	if a.LastUpdate == nil || b.LastUpdate == nil {

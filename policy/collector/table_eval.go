@@ -60,6 +60,12 @@ func (cs *colState) evalRow(t *Table, i int) {
 // evalRowExprs evaluates row i's filter and, for an aggregation, its group key values and
 // subjects, and adds a kept row whose expressions all succeed to its group.
 func (cs *colState) evalRowExprs(t *Table, i int) {
+	if why := t.rows[i].Unavailable; why != "" {
+		r := &cs.rows[i]
+		r.kept = false
+		r.extra().errs = []rowError{{"", why}}
+		return
+	}
 	c, a, r := cs.col, t.activate(i), &cs.rows[i]
 	var errs []rowError
 	r.kept, errs = filterRow(c, a, &cs.budget)

@@ -50,6 +50,9 @@ type Writer struct {
 	metrics   *metrics.Metrics
 	budgets   *writer.Budgets
 	report    *report.Reporter
+	// objectBudget bounds the comprehensions of all the object's collectors, over all its pairs,
+	// in one evaluation (collector.ObjectBudget; 0: no object budget).
+	objectBudget time.Duration
 }
 
 // Config are a Writer's dependencies (see its fields of the same names).
@@ -64,12 +67,15 @@ type Config struct {
 	// Budgets are the object size budgets (nil: the default budget); Report reports trims.
 	Budgets *writer.Budgets
 	Report  *report.Reporter
+	// ObjectBudget: see Writer.objectBudget.
+	ObjectBudget time.Duration
 }
 
 // New returns the CombinedStatus writer of c's dependencies, with no Table yet.
 func New(c Config) *Writer {
 	w := &Writer{cache: c.Cache, wds: c.WDS, compiler: c.Compiler, tables: newTableStore(), dests: c.Dests,
-		writer: c.Writer, ownWrites: c.OwnWrites, metrics: c.Metrics, budgets: c.Budgets, report: c.Report}
+		writer: c.Writer, ownWrites: c.OwnWrites, metrics: c.Metrics, budgets: c.Budgets, report: c.Report,
+		objectBudget: c.ObjectBudget}
 	if w.budgets == nil {
 		w.budgets = writer.NewBudgets(0)
 	}
@@ -82,6 +88,8 @@ func (w *Writer) Sync(ctx context.Context, in *inputs.Object) (bool, error) {
 	wrote := false
 	want := map[string]bool{} // CombinedStatus names that should exist
 	keep := map[pairKey]bool{}
+	budget := collector.NewObjectBudget(w.objectBudget) // one for all the pairs
+	defer budget.End()
 	if in.Obj != nil {
 		for _, b := range in.Bindings {
 			if len(b.Bound.Modulation.StatusCollectors) == 0 {
@@ -96,7 +104,7 @@ func (w *Writer) Sync(ctx context.Context, in *inputs.Object) (bool, error) {
 			}
 			pk := pairKey{Object: in.Key, Policy: bp.UID}
 			keep[pk] = true
-			cs, err := w.evaluatePair(ctx, in, b, &bp, pk)
+			cs, err := w.evaluatePair(ctx, in, b, &bp, pk, budget)
 			if err != nil {
 				return wrote, err
 			}
@@ -132,7 +140,9 @@ func (w *Writer) Sync(ctx context.Context, in *inputs.Object) (bool, error) {
 }
 
 // evaluatePair feeds the pair's Table and returns the CombinedStatus it should have.
-func (w *Writer) evaluatePair(ctx context.Context, in *inputs.Object, b inputs.Binding, bp *controlv1alpha1.BindingPolicy, pk pairKey) (*controlv1alpha1.CombinedStatus, error) {
+// The comprehensions it evaluates are bounded by the object's budget too.
+func (w *Writer) evaluatePair(ctx context.Context, in *inputs.Object, b inputs.Binding, bp *controlv1alpha1.BindingPolicy, pk pairKey,
+	budget *collector.ObjectBudget) (*controlv1alpha1.CombinedStatus, error) {
 	var cols []*collector.Collector
 	for _, name := range b.Bound.Modulation.StatusCollectors {
 		var sc controlv1alpha1.StatusCollector
@@ -150,6 +160,7 @@ func (w *Writer) evaluatePair(ctx context.Context, in *inputs.Object, b inputs.B
 	}
 	dests := w.dests.Of(b.Binding)
 	ts := w.tables.get(pk, cols)
+	ts.table.SetObjectBudget(budget)
 	ts.feed(in, cols, dests)
 	results := ts.table.Results()
 	for _, r := range results {

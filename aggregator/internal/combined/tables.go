@@ -75,7 +75,7 @@ func (ts *tableState) feed(in *inputs.Object, cols []*collector.Collector, dests
 	}
 	for _, name := range ts.Stale(in, &ts.dests, dests, ts.table.Inputs(), ts.table.RemoveWEC) {
 		r := in.ReportedOnce(name)
-		ts.table.UpsertWEC(collector.WEC{Name: name, Labels: in.Cluster(name), Status: r.Status, LastUpdate: r.At})
+		ts.table.UpsertWEC(collector.WEC{Name: name, Labels: in.Cluster(name), Status: r.Status, LastUpdate: r.At, Unavailable: r.Oversize})
 	}
 	ts.Fed(in)
 }

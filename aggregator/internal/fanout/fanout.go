@@ -15,6 +15,7 @@ import (
 	"github.com/statusfold/statusfold/aggregator/internal/itscache"
 	"github.com/statusfold/statusfold/aggregator/internal/metrics"
 	"github.com/statusfold/statusfold/aggregator/internal/objects"
+	"github.com/statusfold/statusfold/aggregator/internal/report"
 	"github.com/statusfold/statusfold/aggregator/internal/resources"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 )
@@ -58,6 +59,9 @@ type Handlers struct {
 	// servesAggregationPolicies reports whether the AggregationPolicy kind is served (then it is
 	// watched), as found when the controllers start.
 	servesAggregationPolicies func() bool
+
+	// report reports a WorkStatus over the status size cap on its workload object (nil: logged only).
+	report *report.Reporter
 }
 
 // Config are the Handlers' dependencies (see Handlers' fields of the same names).
@@ -81,6 +85,7 @@ type Config struct {
 	Internal                          bool
 	VersionRefresh, OwnVersionRefresh time.Duration
 	ServesAggregationPolicies         func() bool
+	Report                            *report.Reporter
 }
 
 // New returns the event handlers of c's queues and state.
@@ -89,7 +94,8 @@ func New(c Config) *Handlers {
 		objects: c.Objects, policies: c.Policies, kinds: c.Kinds,
 		wecs: c.WECs, reports: c.Reports, pruners: c.Pruners, dests: c.Dests, pending: c.Pending, ownWrites: c.OwnWrites,
 		clusterGen: c.ClusterGen, orphans: c.Orphans, internal: c.Internal,
-		versionRefresh: c.VersionRefresh, ownVersionRefresh: c.OwnVersionRefresh, servesAggregationPolicies: c.ServesAggregationPolicies}
+		versionRefresh: c.VersionRefresh, ownVersionRefresh: c.OwnVersionRefresh, servesAggregationPolicies: c.ServesAggregationPolicies,
+		report: c.Report}
 }
 
 // Workload is the event handler of a workload resource's informer (resources.Watcher).

@@ -134,11 +134,14 @@ func (h *Handlers) onWorkStatus(o, n client.Object) {
 	ows, _ := o.(*controlv1alpha1.WorkStatus)
 	nws, _ := n.(*controlv1alpha1.WorkStatus)
 	h.wecs.Update(ows, nws)
+	if nws != nil && (ows == nil || ows.ResourceVersion != nws.ResourceVersion) {
+		h.oversize(nws)
+	}
 	for _, obj := range []client.Object{o, n} {
 		if ws, ok := obj.(*controlv1alpha1.WorkStatus); ok {
 			k := rules.WorkStatusObject(ws)
 			h.pending.Mark(k, now)
-			h.objects.Add(k)
+			h.addFromWEC(k, ws.Namespace) // the mailbox namespace: the WEC
 		}
 	}
 }

@@ -2,6 +2,7 @@ package inputs
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -270,10 +271,14 @@ func (in *Object) reported(ws *controlv1alpha1.WorkStatus) (any, *time.Time, err
 type Report struct {
 	Status any
 	At     *time.Time
+	// Oversize, when not empty, says why Status is unknown: the reported status is over the ITS
+	// cache's cap (itscache.OversizeError); Status and At are then nil.
+	Oversize string
 }
 
 // ReportedOnce is reported, decoded at most once per evaluation; an unreadable WorkStatus counts
-// as "reported nothing" (and is logged and counted).
+// as "reported nothing" (and is logged and counted), one over the ITS cache's size cap as unknown
+// (Report.Oversize; its events report it).
 // Reports that cost something to make — pruned by a ContentClassifier, or decoded from a
 // WorkStatus that did not come through the ITS cache's transform — and unreadable ones (so the
 // error is logged and counted once per write, not at every re-read) are also kept across
@@ -298,11 +303,18 @@ func (in *Object) ReportedOnce(wec string) Report {
 	}
 	if !ok {
 		status, at, err := in.reported(ws)
-		if err != nil {
+		var oversize *itscache.OversizeError
+		switch {
+		case errors.As(err, &oversize):
+			// Not an unreadable status: the WorkStatus's events report it (fanout).
+		case err != nil:
 			g.metrics.Errors.WithLabelValues("workstatus").Inc()
 			g.log.Info("ignoring unreadable WorkStatus", "error", err.Error())
 		}
 		r = Report{Status: status, At: at}
+		if oversize != nil {
+			r.Oversize = oversize.Error()
+		}
 		if keep {
 			g.reports.put(ws, in.prunerRV, r)
 		}

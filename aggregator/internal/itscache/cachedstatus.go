@@ -48,6 +48,30 @@ type decodedStatus struct {
 // unreadableStatus is the decoding error of a status that is not JSON.
 type unreadableStatus struct{ err error }
 
+// OversizeError is the error of reading a WorkStatus whose reported status is over the ITS
+// cache's cap (Transform.MaxStatusBytes): the cache holds its size only.
+type OversizeError struct {
+	Size int // bytes of the status's JSON
+	Max  int // the cap
+}
+
+func (e *OversizeError) Error() string {
+	return fmt.Sprintf("status not evaluated: the reported status is %d bytes, over the cap of %d bytes on a reported status", e.Size, e.Max)
+}
+
+// Oversize returns the OversizeError of a cached WorkStatus whose reported status is over the
+// cap, else nil.
+func Oversize(ws *controlv1alpha1.WorkStatus) *OversizeError {
+	if d, ok := ws.Status.Object.(*decodedStatus); ok {
+		if u, failed := d.value.(*unreadableStatus); failed {
+			if o, ok := u.err.(*OversizeError); ok {
+				return o
+			}
+		}
+	}
+	return nil
+}
+
 // noTime is decodedStatus.written for the zero time.
 const noTime = math.MinInt64
 
@@ -80,13 +104,16 @@ func DecodeFailed(ws *controlv1alpha1.WorkStatus) bool {
 }
 
 // decodeCachedStatus replaces ws's raw status by its decoded, compact form (or by the decoding
-// error, which WorkStatusStatus returns when the status is read, as decoding it then would).
-func decodeCachedStatus(ws *controlv1alpha1.WorkStatus) {
+// error, which WorkStatusStatus returns when the status is read, as decoding it then would). A
+// status over maxBytes (> 0) is not decoded: only its size is kept (an *OversizeError).
+func decodeCachedStatus(ws *controlv1alpha1.WorkStatus, maxBytes int) {
 	d := &decodedStatus{written: noTime}
 	if t := LastWrite(ws); !t.IsZero() {
 		d.written = t.UnixNano()
 	}
-	if len(ws.Status.Raw) > 0 {
+	if n := len(ws.Status.Raw); maxBytes > 0 && n > maxBytes {
+		d.value = &unreadableStatus{err: &OversizeError{Size: n, Max: maxBytes}}
+	} else if n > 0 {
 		// A status is an object: compactjson decodes it straight from its JSON. Anything else,
 		// and JSON it rejects, is decoded as the engines decode JSON (for their error).
 		if o, err := compactjson.Decode(ws.Status.Raw, StatusKeySets); err == nil {

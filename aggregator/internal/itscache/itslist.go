@@ -22,14 +22,15 @@ import (
 
 // itsInformers returns the ITS cache's informer constructor (cache.Options.NewInformer): client-go's
 // shared informer, whose lists go through trimmingLister; WorkStatus lists are read from the
-// apiserver by ws (workStatusLister) item by item.
-func ITSInformers(cfg *rest.Config, scheme *runtime.Scheme) (func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer, error) {
-	ws, err := newWorkStatusLister(cfg, scheme)
+// apiserver by ws (workStatusLister) item by item. Listed items go through trim, which must be the
+// cache's transform.
+func ITSInformers(cfg *rest.Config, scheme *runtime.Scheme, trim Transform) (func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer, error) {
+	ws, err := newWorkStatusLister(cfg, scheme, trim)
 	if err != nil {
 		return nil, err
 	}
 	return func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
-		l := trimmingLister{lw: toolscache.ToListerWatcherWithContext(lw)}
+		l := trimmingLister{lw: toolscache.ToListerWatcherWithContext(lw), trim: trim}
 		if _, ok := obj.(*controlv1alpha1.WorkStatus); ok {
 			l.stream = ws.list
 			// No namespace index: nothing lists WorkStatuses from the ITS cache by namespace
@@ -58,6 +59,7 @@ func ITSInformers(cfg *rest.Config, scheme *runtime.Scheme) (func(toolscache.Lis
 type trimmingLister struct {
 	lw     toolscache.ListerWatcherWithContext
 	stream func(context.Context, metav1.ListOptions) (runtime.Object, error)
+	trim   Transform
 }
 
 func (t trimmingLister) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -72,7 +74,7 @@ func (t trimmingLister) ListWithContext(ctx context.Context, opts metav1.ListOpt
 		return nil, err
 	}
 	if err := meta.EachListItem(list, func(o runtime.Object) error {
-		_, err := TrimITSObject(o)
+		_, err := t.trim.Trim(o)
 		return err
 	}); err != nil {
 		return nil, err
@@ -98,10 +100,11 @@ func (t trimmingLister) Watch(opts metav1.ListOptions) (watch.Interface, error) 
 // restricts it by label only) as JSON and decodes the response as it streams in
 // (decodeWorkStatusList).
 type workStatusLister struct {
-	rc rest.Interface
+	rc   rest.Interface
+	trim Transform
 }
 
-func newWorkStatusLister(cfg *rest.Config, scheme *runtime.Scheme) (*workStatusLister, error) {
+func newWorkStatusLister(cfg *rest.Config, scheme *runtime.Scheme, trim Transform) (*workStatusLister, error) {
 	c := rest.CopyConfig(cfg)
 	gv := controlv1alpha1.GroupVersion
 	c.GroupVersion, c.APIPath = &gv, "/apis"
@@ -111,7 +114,7 @@ func newWorkStatusLister(cfg *rest.Config, scheme *runtime.Scheme) (*workStatusL
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: WorkStatus list client: %w", err)
 	}
-	return &workStatusLister{rc: rc}, nil
+	return &workStatusLister{rc: rc, trim: trim}, nil
 }
 
 // list asks what the reflector asks (resourceVersion, limit, continue, selectors), as a
@@ -128,7 +131,7 @@ func (l *workStatusLister) list(ctx context.Context, opts metav1.ListOptions) (r
 	defer body.Close()
 	list := &workStatusPtrList{}
 	if err := decodeWorkStatusList(body, list, func(ws *controlv1alpha1.WorkStatus) {
-		_, _ = TrimITSObject(ws) // never fails for a WorkStatus
+		_, _ = l.trim.Trim(ws) // never fails for a WorkStatus
 	}); err != nil {
 		return nil, fmt.Errorf("aggregator: listing WorkStatuses: %w", err)
 	}

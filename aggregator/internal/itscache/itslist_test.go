@@ -300,7 +300,7 @@ func FuzzDecodeWorkStatusList(f *testing.F) {
 // host.
 func streamingLister(t *testing.T, host string) trimmingLister {
 	t.Helper()
-	wsl, err := newWorkStatusLister(&rest.Config{Host: host}, testScheme(t))
+	wsl, err := newWorkStatusLister(&rest.Config{Host: host}, testScheme(t), Transform{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +372,7 @@ func TestWorkStatusListerPagedThroughClientGoPager(t *testing.T) {
 // indexes it is given but the namespace index (nothing lists WorkStatuses by namespace from it);
 // other kinds' informers keep every index.
 func TestWorkStatusInformerHasNoNamespaceIndex(t *testing.T) {
-	newInformer, err := ITSInformers(&rest.Config{Host: "http://127.0.0.1:1"}, testScheme(t))
+	newInformer, err := ITSInformers(&rest.Config{Host: "http://127.0.0.1:1"}, testScheme(t), Transform{})
 	if err != nil {
 		t.Fatal(err)
 	}

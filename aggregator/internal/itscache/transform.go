@@ -21,7 +21,18 @@ import (
 // transform on its own goroutine, outside any reconcile): it is logged with its stack and the
 // object is cached as it came; its status is then decoded when an evaluation reads it, where a
 // failure is that evaluation's error, reported and retried.
-func TrimITSObject(in any) (out any, err error) {
+func TrimITSObject(in any) (out any, err error) { return Transform{}.Trim(in) }
+
+// Transform is the ITS cache's transform (TrimITSObject) with its settings.
+type Transform struct {
+	// MaxStatusBytes caps the size of a WorkStatus's reported status, as its JSON (0: no cap). A
+	// status over the cap is not decoded: the cache keeps its size only, and reading it returns
+	// an *OversizeError (docs/rules.md "Reported status size").
+	MaxStatusBytes int
+}
+
+// Trim is TrimITSObject with t's settings.
+func (t Transform) Trim(in any) (out any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			utilruntime.HandleError(fmt.Errorf("recovered from a panic transforming a %T for the ITS cache; cached as it came: %v\n%s",
@@ -34,7 +45,7 @@ func TrimITSObject(in any) (out any, err error) {
 		if Transformed(o) {
 			return o, nil // cache readers may hold it: no writes
 		}
-		decodeCachedStatus(o) // first: it keeps the newest write time of the managed fields
+		decodeCachedStatus(o, t.MaxStatusBytes) // first: it keeps the newest write time of the managed fields
 		dropManagedFields(o)
 		internMeta(o)
 		return o, nil

@@ -27,6 +27,8 @@ type Metrics struct {
 	// Trimmed counts writes made smaller to fit the object size budget, by kind (combinedstatus,
 	// status): docs/rules.md "Size budget".
 	Trimmed *prometheus.CounterVec
+	// OversizeReports counts WorkStatus versions whose reported status is over the size cap.
+	OversizeReports prometheus.Counter
 
 	// pacers are the running managers' Pacers (one per manager; several in tests), read by
 	// statusfold_write_delay_seconds.
@@ -107,6 +109,11 @@ func New() *Metrics {
 		}, m.writeDelay)
 		ctrlmetrics.Registry.MustRegister(m.Evaluations, m.Rows, m.Errors, m.Writes, m.Latency, m.Durations, m.Conflicts, m.Dropped, m.Echoes, writeDelay,
 			m.Trimmed)
+		m.OversizeReports = prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "statusfold_oversize_reports_total",
+			Help: "WorkStatus updates whose reported status is over --max-reported-status-bytes (not evaluated; the WEC's rows say so).",
+		})
+		ctrlmetrics.Registry.MustRegister(m.OversizeReports)
 		theMetrics = m
 	})
 	return theMetrics

@@ -36,6 +36,7 @@ type CoalescingQueue[K comparable] struct {
 	delay   time.Duration
 	pacer   *Pacer[K] // nil: not paced
 	clock   clock.PassiveClock
+	fair    *FairQueue[K] // nil: one FIFO
 
 	mu      sync.Mutex
 	lastRun map[K]time.Time
@@ -57,17 +58,43 @@ func NewCoalescingQueue[K comparable](name string, delay time.Duration) *Coalesc
 // NewPacedCoalescingQueue is newCoalescingQueue paced by p (nil: not paced), on clk (the real
 // clock outside tests).
 func NewPacedCoalescingQueue[K comparable](name string, delay time.Duration, p *Pacer[K], clk clock.WithTicker) *CoalescingQueue[K] {
+	return newQueue(name, delay, p, clk, nil)
+}
+
+// NewFairPacedCoalescingQueue is NewPacedCoalescingQueue whose waiting keys are taken by fair
+// queuing across the flows that AddFrom names (FairQueue) instead of in one FIFO.
+func NewFairPacedCoalescingQueue[K comparable](name string, delay time.Duration, p *Pacer[K], clk clock.WithTicker) *CoalescingQueue[K] {
+	return newQueue(name, delay, p, clk, NewFairQueue[K]())
+}
+
+func newQueue[K comparable](name string, delay time.Duration, p *Pacer[K], clk clock.WithTicker, fair *FairQueue[K]) *CoalescingQueue[K] {
 	rl := workqueue.DefaultTypedControllerRateLimiter[K]()
-	return &CoalescingQueue[K]{
-		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(rl,
-			workqueue.TypedRateLimitingQueueConfig[K]{Name: name, Clock: clk}),
-		Limiter: rl,
-		delay:   delay,
-		pacer:   p,
-		clock:   clk,
-		lastRun: map[K]time.Time{},
-		due:     map[K]time.Time{},
+	cfg := workqueue.TypedRateLimitingQueueConfig[K]{Name: name, Clock: clk}
+	if fair != nil { // client-go's queue stack, as NewTypedRateLimitingQueueWithConfig builds it, over fair
+		cfg.DelayingQueue = workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[K]{
+			Name: name, Clock: clk,
+			Queue: workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[K]{Name: name, Clock: clk, Queue: fair}),
+		})
 	}
+	return &CoalescingQueue[K]{
+		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(rl, cfg),
+		Limiter:                    rl,
+		delay:                      delay,
+		pacer:                      p,
+		clock:                      clk,
+		fair:                       fair,
+		lastRun:                    map[K]time.Time{},
+		due:                        map[K]time.Time{},
+	}
+}
+
+// AddFrom is Add of a key queued by an event of flow (for the objects controller, a WEC): with
+// fair queuing the key waits in that flow's turn (FairQueue); without, it is Add.
+func (c *CoalescingQueue[K]) AddFrom(key K, flow string) {
+	if c.fair != nil {
+		c.fair.Note(key, flow)
+	}
+	c.Add(key)
 }
 
 // Add queues key now, or when `delay` has passed since it was last processed and the Pacer's

@@ -185,10 +185,14 @@ func (r *Returner) computeReturn(in *inputs.Object, q []string) (map[string]any,
 			continue
 		}
 		w := aggregation.WEC{Name: name}
-		if m, ok := compactjson.Expand(in.ReportedOnce(name).Status).(map[string]any); ok {
+		rep := in.ReportedOnce(name)
+		if m, ok := compactjson.Expand(rep.Status).(map[string]any); ok {
 			w.Status = m
 		}
-		if ws := in.WorkStatus(name); ws != nil {
+		// A status over the size cap is unknown, not absent: the WEC takes part without a status
+		// and with unknown statusDetails, so it is never current and the aggregate's
+		// observedGeneration stays below the WDS generation (docs/rules.md "Reported status size").
+		if ws := in.WorkStatus(name); ws != nil && rep.Oversize == "" {
 			w.Details = ws.StatusDetails.DeepCopy()
 		}
 		rs.state.UpsertWEC(w)
