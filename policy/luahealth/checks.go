@@ -192,3 +192,10 @@ func overrideKey(gk string) (string, error) {
 	}
 	return "", fmt.Errorf("the key must end in <group>_<kind> or <kind>, not %q", gk)
 }
+
+// GroupKindOf is the group and kind of an object, from its apiVersion and kind.
+func GroupKindOf(obj map[string]any) schema.GroupKind {
+	av, _ := obj["apiVersion"].(string)
+	k, _ := obj["kind"].(string)
+	return schema.FromAPIVersionAndKind(av, k).GroupKind()
+}

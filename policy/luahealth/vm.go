@@ -15,14 +15,14 @@ import (
 
 // Limits bound one call of a script.
 type Limits struct {
-	Timeout         time.Duration // wall-clock time of one call (default 100ms)
+	Timeout         time.Duration // wall-clock time of one call (default 1s, as Argo CD)
 	MaxInstructions int64         // Lua VM instructions of one call (default 1,000,000)
 	MaxStringBytes  int           // largest string string.rep, string.format and table.concat may build (default 1 MiB)
 }
 
 // DefaultLimits are the bounds of a call unless WithLimits says otherwise.
 func DefaultLimits() Limits {
-	return Limits{Timeout: 100 * time.Millisecond, MaxInstructions: 1_000_000, MaxStringBytes: 1 << 20}
+	return Limits{Timeout: time.Second, MaxInstructions: 1_000_000, MaxStringBytes: 1 << 20}
 }
 
 // errInstructions is the error of a call that used up its instruction budget.
