@@ -42,6 +42,7 @@ func TestAggregateCommand(t *testing.T) {
 		name    string
 		args    []string
 		want    string // JSON of the whole output
+		warn    string // a warning line before it
 		wantErr string
 	}{{
 		name: "three WECs, cluster3 lagging: observedGeneration below the WDS generation",
@@ -50,7 +51,7 @@ func TestAggregateCommand(t *testing.T) {
 	}, {
 		name: "explain: each WEC's health and the result's",
 		args: append(append([]string{}, lagging...), "--explain", "-o", "json"),
-		want: `{"explain":{"result":{"health":"Progressing","message":"Waiting for rollout to finish: observed deployment generation less than desired generation","worstWEC":"Progressing"},
+		want: `{"explain":{"result":{"health":"Progressing","message":"Waiting for rollout to finish: observed deployment generation less than desired generation","worstWEC":"Progressing"},"rule":{"healthCheck":"go","name":"builtin/deployment.rego"},
 			"wecs":[{"health":"Healthy","name":"cluster1"},{"health":"Healthy","name":"cluster2"},
 			        {"health":"Progressing","message":"Waiting for rollout to finish: observed deployment generation less than desired generation","name":"cluster3"}]},
 			"status":{"availableReplicas":3,"conditions":` + conds + `,"observedGeneration":3,"readyReplicas":3,"replicas":3,"updatedReplicas":3}}`,
@@ -80,6 +81,25 @@ func TestAggregateCommand(t *testing.T) {
 		wantErr: `policy-typo.yaml: document 1: AggregationPolicy in version "v1alpha1" cannot be handled as a AggregationPolicy: ` +
 			`strict decoding error: unknown field "spec.exampels"`,
 	}, {
+		name: "a kind with a Lua check: the worst WEC's status by Argo CD's script, and why",
+		args: []string{"aggregate", "--object", td + "certificate.yaml", "--wec", "b=" + td + "certificate-ready.yaml",
+			"--wec", "a=" + td + "certificate-failed.yaml", "--wec", "c=" + td + "certificate-ready.yaml", "--explain", "-o", "json"},
+		want: `{"explain":{"result":{"health":"Degraded","message":"the issuer is not ready","worstWEC":"Degraded"},
+			"rule":{"healthCheck":"lua/argo-cd/cert-manager.io/Certificate","name":"lua/argo-cd/cert-manager.io/Certificate"},
+			"wecs":[{"health":"Healthy","message":"Certificate is up to date and has not expired","name":"b"},
+				{"health":"Degraded","message":"the issuer is not ready","name":"a"},
+				{"health":"Healthy","message":"Certificate is up to date and has not expired","name":"c"}]},
+			"status":{"conditions":[{"message":"the issuer is not ready","observedGeneration":1,"reason":"Failed","status":"False","type":"Ready"}],"observedGeneration":2}}`,
+	}, {
+		name: "a user's Lua check from a ConfigMap wins; its broken entry is a warning",
+		args: []string{"aggregate", "--object", td + "certificate.yaml", "--wec", "a=" + td + "certificate-ready.yaml",
+			"--wec", "b=" + td + "certificate-failed.yaml", "--lua-health", td + "lua-health-cm.yaml", "--explain", "-o", "json"},
+		warn: `warning: testdata/aggregate/lua-health-cm.yaml: data[resource.customizations.health.example.com_Broken]: example.com/Broken at EOF: syntax error; the kind keeps Argo CD's check or the built-in rules`,
+		want: `{"explain":{"result":{"health":"Suspended","message":"waiting for the issuer","worstWEC":"Suspended"},
+			"rule":{"healthCheck":"lua/configmap/cert-manager.io/Certificate","name":"lua/configmap/cert-manager.io/Certificate"},
+			"wecs":[{"health":"Healthy","name":"a"},{"health":"Suspended","message":"waiting for the issuer","name":"b"}]},
+			"status":{"conditions":[{"message":"the issuer is not ready","observedGeneration":1,"reason":"Failed","status":"False","type":"Ready"}],"observedGeneration":2}}`,
+	}, {
 		name:    "bad output format",
 		args:    append(append([]string{}, lagging...), "-o", "table"),
 		wantErr: `--output "table": want yaml or json`,
@@ -95,6 +115,13 @@ func TestAggregateCommand(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.warn != "" {
+				first, rest, _ := strings.Cut(out, "\n")
+				if first != tc.warn {
+					t.Errorf("warning %q, want %q", first, tc.warn)
+				}
+				out = rest
 			}
 			if got, want := asJSON(t, out), asJSON(t, tc.want); got != want {
 				t.Errorf("got  %s\nwant %s", got, want)

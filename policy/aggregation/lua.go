@@ -173,3 +173,18 @@ func (s *State) healthDoc(w *wecMeta) map[string]any {
 	}
 	return map[string]any{"status": string(r.Status), "message": r.Message}
 }
+
+// HealthCheck names what judges kind gk's health: "lua/<source>/<key>" for a Lua check, "go" for
+// Argo CD's check in Go (policy/health), "" when Argo CD does not judge the kind.
+func (e *Engine) HealthCheck(gk schema.GroupKind) string {
+	e.mu.RLock()
+	c := e.lua
+	e.mu.RUnlock()
+	if sc := c.For(gk); sc != nil {
+		return "lua/" + sc.Source + "/" + sc.Key
+	}
+	if health.Has(gk) {
+		return "go"
+	}
+	return ""
+}

@@ -126,7 +126,9 @@ type Problem struct {
 	Err error
 }
 
-func (p Problem) Error() string { return fmt.Sprintf("data[%s]: %v", p.Key, p.Err) }
+func (p Problem) Error() string {
+	return fmt.Sprintf("data[%s]: %s", p.Key, strings.Join(strings.Fields(p.Err.Error()), " "))
+}
 
 // Prefixes of the argocd-cm keys read by WithConfigMap.
 const (
