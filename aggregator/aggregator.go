@@ -22,6 +22,7 @@ import (
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/collector"
+	"github.com/statusfold/statusfold/policy/luahealth"
 	"github.com/statusfold/statusfold/webhooks/check"
 )
 
@@ -58,11 +59,18 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: collector engine: %w", err)
 	}
-	engine, err := aggregation.NewEngine(opts.AggregationOptions...)
+	lua, err := luahealth.Builtin()
+	if err != nil {
+		return nil, fmt.Errorf("aggregator: Argo CD's Lua health checks: %w", err)
+	}
+	engine, err := aggregation.NewEngine(append([]aggregation.Option{aggregation.WithLuaChecks(lua)}, opts.AggregationOptions...)...)
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: aggregation engine: %w", err)
 	}
 	p := buildParts(mgr, opts, its, resources.NewCatalog(disc, opts.CatalogRefresh), compiler, engine)
+	if err := p.addLuaConfig(mgr, lua, engine); err != nil {
+		return nil, err
+	}
 	if err := index.AddIndexes(context.Background(), mgr); err != nil {
 		return nil, err
 	}

@@ -88,6 +88,11 @@ type Options struct {
 	// after statusfold's own status return (docs/controller.md, "Bindings"). 0: the defaults
 	// (DefaultVersionRefreshDelay, DefaultOwnVersionRefreshDelay).
 	VersionRefreshDelay, OwnVersionRefreshDelay time.Duration
+
+	// LuaHealthConfigMap names ("namespace/name") a ConfigMap of the WDS in argocd-cm's format whose
+	// resource.customizations.health.<group>_<kind> entries are Lua health checks, in front of
+	// Argo CD's own (docs/aggregation.md, "Lua health checks"). Empty: Argo CD's checks only.
+	LuaHealthConfigMap string
 }
 
 func (o *Options) defaults() error {
@@ -121,6 +126,9 @@ func (o *Options) defaults() error {
 	}
 	if o.OwnVersionRefreshDelay <= 0 {
 		o.OwnVersionRefreshDelay = DefaultOwnVersionRefreshDelay
+	}
+	if _, err := luaConfigMapKey(o.LuaHealthConfigMap); err != nil {
+		return err
 	}
 	return nil
 }

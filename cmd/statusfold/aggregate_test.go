@@ -38,13 +38,7 @@ func TestAggregateCommand(t *testing.T) {
 		"--wec", "cluster1=" + td + "ws-cluster1.yaml", "--wec", "cluster2=" + td + "ws-cluster2.yaml", "--wec", "cluster3=" + td + "ws-cluster3.yaml"}
 	conds := `[{"lastTransitionTime":"2025-11-25T09:03:00Z","lastUpdateTime":"2025-11-25T09:03:00Z","message":"Deployment has minimum availability.","reason":"MinimumReplicasAvailable","status":"True","type":"Available"},
 	           {"lastTransitionTime":"2025-11-25T09:13:00Z","lastUpdateTime":"2025-11-25T09:13:00Z","message":"ReplicaSet \"nginx-abc\" has successfully progressed.","reason":"NewReplicaSetAvailable","status":"True","type":"Progressing"}]`
-	cases := []struct {
-		name    string
-		args    []string
-		want    string // JSON of the whole output
-		warn    string // a warning line before it
-		wantErr string
-	}{{
+	runAggregateCases(t, []aggregateCase{{
 		name: "three WECs, cluster3 lagging: observedGeneration below the WDS generation",
 		args: lagging,
 		want: `{"availableReplicas":3,"conditions":` + conds + `,"observedGeneration":3,"readyReplicas":3,"replicas":3,"updatedReplicas":3}`,
@@ -81,6 +75,15 @@ func TestAggregateCommand(t *testing.T) {
 		wantErr: `policy-typo.yaml: document 1: AggregationPolicy in version "v1alpha1" cannot be handled as a AggregationPolicy: ` +
 			`strict decoding error: unknown field "spec.exampels"`,
 	}, {
+		name:    "bad output format",
+		args:    append(append([]string{}, lagging...), "-o", "table"),
+		wantErr: `--output "table": want yaml or json`,
+	}})
+}
+
+// TestAggregateLua: kinds with a Lua health check, Argo CD's and a user's.
+func TestAggregateLua(t *testing.T) {
+	runAggregateCases(t, []aggregateCase{{
 		name: "a kind with a Lua check: the worst WEC's status by Argo CD's script, and why",
 		args: []string{"aggregate", "--object", td + "certificate.yaml", "--wec", "b=" + td + "certificate-ready.yaml",
 			"--wec", "a=" + td + "certificate-failed.yaml", "--wec", "c=" + td + "certificate-ready.yaml", "--explain", "-o", "json"},
@@ -99,11 +102,20 @@ func TestAggregateCommand(t *testing.T) {
 			"rule":{"healthCheck":"lua/configmap/cert-manager.io/Certificate","name":"lua/configmap/cert-manager.io/Certificate"},
 			"wecs":[{"health":"Healthy","name":"a"},{"health":"Suspended","message":"waiting for the issuer","name":"b"}]},
 			"status":{"conditions":[{"message":"the issuer is not ready","observedGeneration":1,"reason":"Failed","status":"False","type":"Ready"}],"observedGeneration":2}}`,
-	}, {
-		name:    "bad output format",
-		args:    append(append([]string{}, lagging...), "-o", "table"),
-		wantErr: `--output "table": want yaml or json`,
-	}}
+	}})
+}
+
+// aggregateCase is one `statusfold aggregate` run and what it must print.
+type aggregateCase struct {
+	name    string
+	args    []string
+	want    string // JSON of the whole output
+	warn    string // a warning line before it
+	wantErr string
+}
+
+func runAggregateCases(t *testing.T, cases []aggregateCase) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := runCLI(t, tc.args...)
