@@ -157,6 +157,12 @@ func TestPolicyTestCommand(t *testing.T) {
 		{"a misspelt field", []string{"policy", "test", td + "policy-typo.yaml"}, []string{"FAIL " + td + `policy-typo.yaml: document 1: ` +
 			`AggregationPolicy in version "v1alpha1" cannot be handled as a AggregationPolicy: strict decoding error: unknown field "spec.exampels"`}, true},
 		{"a bad policy file", []string{"policy", "test", td + "policy-bad.yaml"}, []string{"FAIL " + td + "policy-bad.yaml: spec.rego", "undefined function http.send"}, true},
+		{"property: the sample policy keeps the worst WEC's health", []string{"policy", "test", "--property", "--cases", "200", "../../config/samples/50-aggregationpolicy.yaml"},
+			[]string{"PASS property poddisruptionbudgets (PodDisruptionBudget.policy, health by lua/argo-cd/policy/PodDisruptionBudget): 200 cases from argo-cd fixtures"}, false},
+		{"property: merged conditions hide a Degraded WEC", []string{"policy", "test", "--property", "--cases", "200", td + "policy-pdb-merge.yaml"},
+			[]string{"FAIL property pdb-merge (PodDisruptionBudget.policy, health by lua/argo-cd/policy/PodDisruptionBudget): ", "hide the worst WEC's health", "=Degraded"}, true},
+		{"property: a Deployment policy that keeps only readyReplicas", []string{"policy", "test", "--property", "--cases", "200", td + "policy-max.yaml"},
+			[]string{"FAIL property deployments-optimistic (Deployment.apps, health by go): ", "cases from generated hide the worst WEC's health"}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
