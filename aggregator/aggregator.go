@@ -16,6 +16,9 @@ import (
 
 	"github.com/statusfold/statusfold/aggregator/internal/index"
 	"github.com/statusfold/statusfold/aggregator/internal/itscache"
+	"github.com/statusfold/statusfold/aggregator/internal/luaconfig"
+	"github.com/statusfold/statusfold/aggregator/internal/metrics"
+	"github.com/statusfold/statusfold/aggregator/internal/report"
 	"github.com/statusfold/statusfold/aggregator/internal/resources"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -63,7 +66,9 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: Argo CD's Lua health checks: %w", err)
 	}
-	engine, err := aggregation.NewEngine(append([]aggregation.Option{aggregation.WithLuaChecks(lua)}, opts.AggregationOptions...)...)
+	scriptErrors := luaconfig.ScriptErrors(metrics.New(), mgr.GetLogger().WithName("aggregator"), report.NewThrottle(report.FailureWindow))
+	engine, err := aggregation.NewEngine(append([]aggregation.Option{aggregation.WithLuaChecks(lua),
+		aggregation.WithScriptErrors(scriptErrors)}, opts.AggregationOptions...)...)
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: aggregation engine: %w", err)
 	}

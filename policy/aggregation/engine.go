@@ -95,8 +95,9 @@ type Engine struct {
 	byKind   map[schema.GroupKind]*module
 
 	// Lua health checks (lua.go), under mu: the kinds they judge, by kind (nil: no script).
-	lua       *luahealth.Checks
-	luaByKind map[schema.GroupKind]*module
+	lua           *luahealth.Checks
+	luaByKind     map[schema.GroupKind]*module
+	onScriptError func(gk schema.GroupKind, rule string, err error) // WithScriptErrors
 }
 
 type userPolicy struct {

@@ -19,6 +19,13 @@ import (
 // WithLuaChecks makes the engine judge kinds by these Lua health checks (nil: none).
 func WithLuaChecks(c *luahealth.Checks) Option { return func(e *Engine) { e.lua = c } }
 
+// WithScriptErrors has f called for every failure of a Lua check on a WEC's report (an error, a
+// time-out, an exhausted budget; the WEC's verdict is then Unknown, as in Argo CD), with the
+// kind and the rule ("lua/<source>/<key>"). f must be safe for concurrent use.
+func WithScriptErrors(f func(gk schema.GroupKind, rule string, err error)) Option {
+	return func(e *Engine) { e.onScriptError = f }
+}
+
 // SetLuaChecks replaces the engine's Lua health checks (nil: none), e.g. when the user's ConfigMap
 // changes. States re-judge their WECs when the script of their kind changed.
 func (e *Engine) SetLuaChecks(c *luahealth.Checks) {
@@ -112,6 +119,9 @@ func (s *State) judge(w *wecMeta) {
 	r, err := s.mod.script.Run(JudgedObject(s.obj, w.Status, s.gen, w.current))
 	if err != nil {
 		r = health.Result{Status: health.Unknown, Message: err.Error()}
+		if s.e.onScriptError != nil {
+			s.e.onScriptError(s.gk, s.mod.name, err)
+		}
 	}
 	w.verdict, w.rank, w.stale = r, verdictRank(r.Status), false
 }

@@ -1,6 +1,7 @@
 package aggregation
 
 import (
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -125,5 +126,29 @@ func wantResult(t *testing.T, s *State, want string) {
 	got, err := s.Result()
 	if err != nil || compactJSON(got) != want {
 		t.Errorf("got %s %v, want %s", compactJSON(got), err, want)
+	}
+}
+
+// A check that fails on a WEC's report makes that WEC Unknown (as Argo CD does) and is reported
+// through WithScriptErrors; the other WECs are judged as before.
+func TestLuaScriptErrors(t *testing.T) {
+	var failures []string
+	e, err := NewEngine(WithLuaChecks(widgetChecks(t, `if obj.status.phase == "Odd" then error("odd phase") end
+return {status = "Healthy"}`)), WithScriptErrors(func(gk schema.GroupKind, rule string, err error) {
+		failures = append(failures, gk.String()+" "+rule+" "+err.Error())
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewState(widgetGK)
+	s.SetObject(map[string]any{})
+	s.UpsertWEC(WEC{Name: "a", Status: map[string]any{"phase": "Fine"}})
+	s.UpsertWEC(WEC{Name: "b", Status: map[string]any{"phase": "Odd"}})
+	wantResult(t, s, `{"phase":"Odd"}`)
+	if v := s.Verdicts(); v[0].Health.Status != health.Healthy || v[1].Health.Status != health.Unknown {
+		t.Errorf("verdicts %+v", v)
+	}
+	if len(failures) != 1 || !strings.Contains(failures[0], "Widget.example.com lua/configmap/example.com/Widget") || !strings.Contains(failures[0], "odd phase") {
+		t.Errorf("failures %q", failures)
 	}
 }

@@ -1,6 +1,7 @@
 package luahealth
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -127,5 +128,37 @@ func TestBounds(t *testing.T) {
 	// A state that failed is not reused; the next call works.
 	if r, _, err := c.Health(widget, nil); err != nil || r.Status != "" {
 		t.Errorf("got %+v %v", r, err)
+	}
+}
+
+// Calls of one script from several goroutines each get their own Lua state and environment.
+func TestConcurrentCalls(t *testing.T) {
+	c := userChecks(t, map[string]string{"resource.customizations.health.example.com_Widget": `
+seen = (seen or 0) + 1
+if seen > 1 then return {status = "Degraded", message = "globals leaked between calls"} end
+if obj.status.n % 2 == 0 then return {status = "Healthy"} end
+return {status = "Progressing"}`}, DefaultLimits())
+	errs := make(chan string, 8)
+	for g := range 4 {
+		go func() {
+			defer func() { errs <- "" }()
+			for i := range 200 {
+				n := int64(g*1000 + i)
+				want := health.Progressing
+				if n%2 == 0 {
+					want = health.Healthy
+				}
+				r, _, err := c.Health(widget, map[string]any{"status": map[string]any{"n": n}})
+				if err != nil || r.Status != want {
+					errs <- fmt.Sprintf("n=%d: %+v %v, want %s", n, r, err, want)
+					return
+				}
+			}
+		}()
+	}
+	for range 4 {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
 	}
 }

@@ -5,5 +5,8 @@
 // — their kinds keep Argo CD's check or the built-in rules — and re-evaluates every bound object
 // when the checks change (docs/aggregation.md, "Lua health checks").
 //
-// It is layer 3 of the aggregator: it imports internal/metrics and controller-runtime.
+// ScriptErrors reports a check that fails on a WEC's report (statusfold_errors_total{where="lua-health"},
+// a rate-limited log line); that WEC's health is then Unknown, as in Argo CD.
+//
+// It is layer 3 of the aggregator: it imports internal/metrics, internal/report and controller-runtime.
 package luaconfig

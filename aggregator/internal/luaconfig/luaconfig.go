@@ -3,11 +3,13 @@ package luaconfig
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -19,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/statusfold/statusfold/aggregator/internal/metrics"
+	"github.com/statusfold/statusfold/aggregator/internal/report"
 	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/luahealth"
 )
@@ -127,3 +130,16 @@ func Add(mgr manager.Manager, r *Reconciler) error {
 }
 
 func ptrTrue() *bool { t := true; return &t }
+
+// ScriptErrors returns the engine's handler of Lua check failures (aggregation.WithScriptErrors):
+// each counts in statusfold_errors_total{where="lua-health"} and is logged, at most once per
+// FailureWindow per check and kind, with the number of failures in between.
+func ScriptErrors(m *metrics.Metrics, log logr.Logger, t *report.Throttle) func(gk schema.GroupKind, rule string, err error) {
+	return func(gk schema.GroupKind, rule string, err error) {
+		m.Errors.WithLabelValues("lua-health").Inc()
+		if ok, suppressed := t.Allow("lua-health/"+rule+"/"+gk.String(), time.Now()); ok {
+			log.Error(err, "Lua health check failed on a WEC's report: the WEC's health is Unknown", "kind", gk.String(), "rule", rule,
+				"failuresSinceLastReport", suppressed)
+		}
+	}
+}

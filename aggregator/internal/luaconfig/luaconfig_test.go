@@ -2,10 +2,12 @@ package luaconfig
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/statusfold/statusfold/aggregator/internal/metrics"
+	"github.com/statusfold/statusfold/aggregator/internal/report"
 	"github.com/statusfold/statusfold/policy/luahealth"
 )
 
@@ -89,5 +92,23 @@ func TestReconcile(t *testing.T) {
 	}
 	if len(engine.installed) != 2 || engine.installed[1].For(widget) != nil || reevaluated != 2 {
 		t.Errorf("after deletion: installed %d, re-evaluated %d; want Argo CD's checks alone", len(engine.installed), reevaluated)
+	}
+}
+
+// TestScriptErrors: every failure counts; the log is rate-limited per check and kind.
+func TestScriptErrors(t *testing.T) {
+	m := metrics.New()
+	before := testutil.ToFloat64(m.Errors.WithLabelValues("lua-health"))
+	var lines int
+	log := funcr.New(func(_, _ string) { lines++ }, funcr.Options{})
+	f := ScriptErrors(m, log, report.NewThrottle(report.FailureWindow))
+	for range 3 {
+		f(widget, "lua/configmap/example.com/Widget", errors.New("boom"))
+	}
+	if n := testutil.ToFloat64(m.Errors.WithLabelValues("lua-health")) - before; n != 3 {
+		t.Errorf("statusfold_errors_total{where=lua-health} +%v, want +3", n)
+	}
+	if lines != 1 {
+		t.Errorf("%d log lines, want 1 (rate-limited)", lines)
 	}
 }
