@@ -3,6 +3,8 @@ package aggregation
 import (
 	"maps"
 
+	"github.com/open-policy-agent/opa/v1/ast"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -197,4 +199,24 @@ func (e *Engine) HealthCheck(gk schema.GroupKind) string {
 		return "go"
 	}
 	return ""
+}
+
+// readsHealth says whether a user module may read a WEC's verdict: one of its rules holds the
+// string "health" (input.wec.health, w.health, object.get(w, "health", {}), …). Modules that do not
+// are given no verdicts, so their WECs cost no health check.
+func readsHealth(src string) bool {
+	m, err := ast.ParseModuleWithOpts("", src, ast.ParserOptions{RegoVersion: ast.RegoV1})
+	if err != nil {
+		return true
+	}
+	found := false
+	for _, r := range m.Rules {
+		ast.WalkTerms(r, func(t *ast.Term) bool {
+			if s, ok := t.Value.(ast.String); ok && s == "health" {
+				found = true
+			}
+			return found
+		})
+	}
+	return found
 }

@@ -152,3 +152,18 @@ return {status = "Healthy"}`)), WithScriptErrors(func(gk schema.GroupKind, rule 
 		t.Errorf("failures %q", failures)
 	}
 }
+
+func TestReadsHealth(t *testing.T) {
+	for src, want := range map[string]bool{
+		"package p\nstatus := {\"n\": count(input.wecs)}":                                                            false,
+		"package p\nimport data.statusfold.builtin.health\ncombine := {\"*\": \"generic\"}":                          false,
+		"package p\nwec_rank := 1 if input.wec.health.status == \"Degraded\"\ncombine := {}":                         true,
+		"package p\nstatus := {\"v\": [w.health.status | some w in input.wecs]}":                                     true,
+		"package p\nstatus := {\"v\": [s | some w in input.wecs; s := w[\"health\"][\"status\"]]}":                   true,
+		"package p\nwec_rank := object.get(object.get(input.wec, \"health\", {}), \"status\", \"\") == \"Degraded\"": true,
+	} {
+		if got := readsHealth(src); got != want {
+			t.Errorf("readsHealth(%q) = %v, want %v", src, got, want)
+		}
+	}
+}

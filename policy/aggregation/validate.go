@@ -54,7 +54,7 @@ func validatePolicy(p *policyv1alpha1.AggregationPolicy, lim limits) (*module, f
 	modLim.parent = nil
 	mod, err := compileModule("AggregationPolicy/"+p.Name, p.Spec.Rego, modLim, ctx)
 	if mod != nil {
-		mod.withHealth = true
+		mod.withHealth = readsHealth(p.Spec.Rego)
 	}
 	if err != nil {
 		if ces, ok := err.(compileErrors); ok {
@@ -108,8 +108,10 @@ func runExample(mod *module, p *policyv1alpha1.AggregationPolicy, ex policyv1alp
 	if len(errs) > 0 {
 		return errs
 	}
-	lua, _ := luahealth.Builtin() // input.wecs[i].health by Argo CD's own scripts (a user's ConfigMap is the controller's)
-	e := &Engine{lim: lim, byKind: map[schema.GroupKind]*module{targetGK(p): mod}, lua: lua}
+	e := &Engine{lim: lim, byKind: map[schema.GroupKind]*module{targetGK(p): mod}}
+	if mod.withHealth { // input.wecs[i].health by Argo CD's own scripts (a user's ConfigMap is the controller's)
+		e.lua, _ = luahealth.Builtin()
+	}
 	e.generic = mod
 	got, err := e.Returned(targetGK(p), obj, wecs)
 	if err != nil {
