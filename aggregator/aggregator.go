@@ -16,12 +16,16 @@ import (
 
 	"github.com/statusfold/statusfold/aggregator/internal/index"
 	"github.com/statusfold/statusfold/aggregator/internal/itscache"
+	"github.com/statusfold/statusfold/aggregator/internal/luaconfig"
+	"github.com/statusfold/statusfold/aggregator/internal/metrics"
+	"github.com/statusfold/statusfold/aggregator/internal/report"
 	"github.com/statusfold/statusfold/aggregator/internal/resources"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/collector"
+	"github.com/statusfold/statusfold/policy/luahealth"
 	"github.com/statusfold/statusfold/webhooks/check"
 )
 
@@ -58,11 +62,20 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: collector engine: %w", err)
 	}
-	engine, err := aggregation.NewEngine(opts.AggregationOptions...)
+	lua, err := luahealth.Builtin()
+	if err != nil {
+		return nil, fmt.Errorf("aggregator: Argo CD's Lua health checks: %w", err)
+	}
+	scriptErrors := luaconfig.ScriptErrors(metrics.New(), mgr.GetLogger().WithName("aggregator"), report.NewThrottle(report.FailureWindow))
+	engine, err := aggregation.NewEngine(append([]aggregation.Option{aggregation.WithLuaChecks(lua),
+		aggregation.WithScriptErrors(scriptErrors)}, opts.AggregationOptions...)...)
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: aggregation engine: %w", err)
 	}
 	p := buildParts(mgr, opts, its, resources.NewCatalog(disc, opts.CatalogRefresh), compiler, engine)
+	if err := p.addLuaConfig(mgr, lua, engine); err != nil {
+		return nil, err
+	}
 	if err := index.AddIndexes(context.Background(), mgr); err != nil {
 		return nil, err
 	}

@@ -51,6 +51,7 @@
 //	layer 3  internal/writer        every server-side apply, pruned to served schemas
 //	         internal/inputs        Gatherer: one evaluation's inputs, and what its consumers share
 //	         internal/controllers   typed controllers, their sources and error reports
+//	         internal/luaconfig     statusfold_luahealth: the user's Lua health checks into the engine
 //	layer 4  internal/inputs/inputstest  random input sequences for the consumers' tests (tests only)
 //	layer 5  internal/combined      CombinedStatus writer and its Tables
 //	         internal/statusreturn  status returner and its States

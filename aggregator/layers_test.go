@@ -26,6 +26,7 @@ var layers = map[string]int{
 	"internal/writer":            3,
 	"internal/inputs":            3,
 	"internal/controllers":       3,
+	"internal/luaconfig":         3,
 	"internal/inputs/inputstest": 4,
 	"internal/combined":          5,
 	"internal/statusreturn":      5,

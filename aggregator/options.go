@@ -111,6 +111,11 @@ type Options struct {
 	// UnfairWECs turns off the fair queuing of the objects controller's work across WECs
 	// (docs/controller.md "Fairness across WECs"): the queue is then one FIFO. For comparisons.
 	UnfairWECs bool
+
+	// LuaHealthConfigMap names ("namespace/name") a ConfigMap of the WDS in argocd-cm's format whose
+	// resource.customizations.health.<group>_<kind> entries are Lua health checks, in front of
+	// Argo CD's own (docs/aggregation.md, "Lua health checks"). Empty: Argo CD's checks only.
+	LuaHealthConfigMap string
 }
 
 // Defaults of the status size cap and the object's evaluation budget.
@@ -167,6 +172,9 @@ func (o *Options) defaults() error {
 	}
 	if o.ObjectTimeBudget <= 0 {
 		o.ObjectTimeBudget = DefaultObjectTimeBudget
+	}
+	if _, err := luaConfigMapKey(o.LuaHealthConfigMap); err != nil {
+		return err
 	}
 	return nil
 }

@@ -26,6 +26,7 @@ type aggregateOptions struct {
 	policy  string
 	output  string
 	explain bool
+	lua     string
 }
 
 func newAggregateCommand() *cobra.Command {
@@ -42,17 +43,21 @@ one WEC: when FILE is a WorkStatus, its status and statusDetails are used exactl
 uses them; any other document is the WEC's object, its .status the reported state, taken as having
 applied the WDS object's current generation (its metadata.generation, when present, is the WEC copy's
 generation). NAME alone is a WEC that has reported nothing. --policy FILE is an AggregationPolicy to
-use instead of the built-in module of its kind. --explain adds Argo CD's health of each WEC and of the
-result.`,
+use instead of the built-in module of its kind. Kinds with an Argo CD Lua health check (Argo CD's own,
+or one in the --lua-health ConfigMap) are aggregated as the worst WEC by that check. --explain adds
+the rule that made the aggregate and Argo CD's health of each WEC and of the result.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runAggregate(cmd.OutOrStdout(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runAggregate(cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.object, "object", "", "the workload object in the WDS (YAML or JSON file)")
 	f.StringArrayVar(&o.wecs, "wec", nil, "a WEC: NAME=FILE (a WorkStatus or the WEC's object), or NAME for one that reported nothing; repeatable")
 	f.StringVar(&o.policy, "policy", "", "an AggregationPolicy file overriding the built-in module of its kind")
 	f.StringVarP(&o.output, "output", "o", "yaml", "output format: yaml or json")
-	f.BoolVar(&o.explain, "explain", false, "also print Argo CD's health of each WEC and of the result")
+	f.BoolVar(&o.explain, "explain", false, "also print the rule in force and Argo CD's health of each WEC and of the result")
+	f.StringVar(&o.lua, "lua-health", "", luaHealthFlagHelp)
 	_ = cmd.MarkFlagRequired("object")
 	return cmd
 }
@@ -129,7 +134,7 @@ func loadWEC(arg string, wdsGeneration int64) (aggregation.WEC, error) {
 	return w, nil
 }
 
-func runAggregate(out io.Writer, o *aggregateOptions) error {
+func runAggregate(out, warn io.Writer, o *aggregateOptions) error {
 	if o.output != "yaml" && o.output != "json" {
 		return fmt.Errorf("--output %q: want yaml or json", o.output)
 	}
@@ -139,7 +144,7 @@ func runAggregate(out io.Writer, o *aggregateOptions) error {
 	}
 	gk := groupKindOf(obj)
 	gen, _ := generationOf(obj)
-	e, err := aggregation.NewEngine()
+	e, err := luaEngine(o.lua, warn)
 	if err != nil {
 		return err
 	}
@@ -197,11 +202,12 @@ func runAggregate(out io.Writer, o *aggregateOptions) error {
 	return err
 }
 
-// explain reports Argo CD's health of each WEC (its copy, as Argo CD would see it in the WDS) and
-// of the result.
+// explain reports the rule that made the aggregate, and Argo CD's health (by the kind's Lua check,
+// else its check in Go) of each WEC (its copy, as Argo CD would see it in the WDS) and of the result.
 func explain(e *aggregation.Engine, gk schema.GroupKind, obj map[string]any, wecs []aggregation.WEC, status map[string]any) (map[string]any, error) {
-	if !health.Has(gk) {
-		return map[string]any{"note": fmt.Sprintf("Argo CD has no built-in health check for %s", gk)}, nil
+	rule := map[string]any{"name": e.Rule(gk), "healthCheck": e.HealthCheck(gk)}
+	if e.HealthCheck(gk) == "" {
+		return map[string]any{"rule": rule, "note": fmt.Sprintf("Argo CD has no health check for %s", gk)}, nil
 	}
 	judge := func(st map[string]any) (map[string]any, error) {
 		o := make(map[string]any, len(obj)+1)
@@ -211,10 +217,7 @@ func explain(e *aggregation.Engine, gk schema.GroupKind, obj map[string]any, wec
 		if st != nil {
 			o["status"] = st
 		}
-		r, _, err := health.Of(gk, o)
-		if err != nil {
-			return nil, err
-		}
+		r, _ := e.Health(gk, o)
 		h := map[string]any{"health": string(r.Status)}
 		if r.Message != "" {
 			h["message"] = r.Message
@@ -237,12 +240,14 @@ func explain(e *aggregation.Engine, gk schema.GroupKind, obj map[string]any, wec
 			h["reported"] = false
 		}
 		per = append(per, h)
-		worst = append(worst, health.Status(h["health"].(string)))
+		if v := h["health"].(string); v != "" { // no verdict is not a WEC's health
+			worst = append(worst, health.Status(v))
+		}
 	}
 	agg, err := judge(status)
 	if err != nil {
 		return nil, err
 	}
 	agg["worstWEC"] = string(health.Worst(worst...))
-	return map[string]any{"wecs": per, "result": agg}, nil
+	return map[string]any{"rule": rule, "wecs": per, "result": agg}, nil
 }

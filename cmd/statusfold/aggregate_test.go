@@ -38,19 +38,14 @@ func TestAggregateCommand(t *testing.T) {
 		"--wec", "cluster1=" + td + "ws-cluster1.yaml", "--wec", "cluster2=" + td + "ws-cluster2.yaml", "--wec", "cluster3=" + td + "ws-cluster3.yaml"}
 	conds := `[{"lastTransitionTime":"2025-11-25T09:03:00Z","lastUpdateTime":"2025-11-25T09:03:00Z","message":"Deployment has minimum availability.","reason":"MinimumReplicasAvailable","status":"True","type":"Available"},
 	           {"lastTransitionTime":"2025-11-25T09:13:00Z","lastUpdateTime":"2025-11-25T09:13:00Z","message":"ReplicaSet \"nginx-abc\" has successfully progressed.","reason":"NewReplicaSetAvailable","status":"True","type":"Progressing"}]`
-	cases := []struct {
-		name    string
-		args    []string
-		want    string // JSON of the whole output
-		wantErr string
-	}{{
+	runAggregateCases(t, []aggregateCase{{
 		name: "three WECs, cluster3 lagging: observedGeneration below the WDS generation",
 		args: lagging,
 		want: `{"availableReplicas":3,"conditions":` + conds + `,"observedGeneration":3,"readyReplicas":3,"replicas":3,"updatedReplicas":3}`,
 	}, {
 		name: "explain: each WEC's health and the result's",
 		args: append(append([]string{}, lagging...), "--explain", "-o", "json"),
-		want: `{"explain":{"result":{"health":"Progressing","message":"Waiting for rollout to finish: observed deployment generation less than desired generation","worstWEC":"Progressing"},
+		want: `{"explain":{"result":{"health":"Progressing","message":"Waiting for rollout to finish: observed deployment generation less than desired generation","worstWEC":"Progressing"},"rule":{"healthCheck":"go","name":"builtin/deployment.rego"},
 			"wecs":[{"health":"Healthy","name":"cluster1"},{"health":"Healthy","name":"cluster2"},
 			        {"health":"Progressing","message":"Waiting for rollout to finish: observed deployment generation less than desired generation","name":"cluster3"}]},
 			"status":{"availableReplicas":3,"conditions":` + conds + `,"observedGeneration":3,"readyReplicas":3,"replicas":3,"updatedReplicas":3}}`,
@@ -83,7 +78,44 @@ func TestAggregateCommand(t *testing.T) {
 		name:    "bad output format",
 		args:    append(append([]string{}, lagging...), "-o", "table"),
 		wantErr: `--output "table": want yaml or json`,
-	}}
+	}})
+}
+
+// TestAggregateLua: kinds with a Lua health check, Argo CD's and a user's.
+func TestAggregateLua(t *testing.T) {
+	runAggregateCases(t, []aggregateCase{{
+		name: "a kind with a Lua check: the worst WEC's status by Argo CD's script, and why",
+		args: []string{"aggregate", "--object", td + "certificate.yaml", "--wec", "b=" + td + "certificate-ready.yaml",
+			"--wec", "a=" + td + "certificate-failed.yaml", "--wec", "c=" + td + "certificate-ready.yaml", "--explain", "-o", "json"},
+		want: `{"explain":{"result":{"health":"Degraded","message":"the issuer is not ready","worstWEC":"Degraded"},
+			"rule":{"healthCheck":"lua/argo-cd/cert-manager.io/Certificate","name":"lua/argo-cd/cert-manager.io/Certificate"},
+			"wecs":[{"health":"Healthy","message":"Certificate is up to date and has not expired","name":"b"},
+				{"health":"Degraded","message":"the issuer is not ready","name":"a"},
+				{"health":"Healthy","message":"Certificate is up to date and has not expired","name":"c"}]},
+			"status":{"conditions":[{"message":"the issuer is not ready","observedGeneration":1,"reason":"Failed","status":"False","type":"Ready"}],"observedGeneration":2}}`,
+	}, {
+		name: "a user's Lua check from a ConfigMap wins; its broken entry is a warning",
+		args: []string{"aggregate", "--object", td + "certificate.yaml", "--wec", "a=" + td + "certificate-ready.yaml",
+			"--wec", "b=" + td + "certificate-failed.yaml", "--lua-health", td + "lua-health-cm.yaml", "--explain", "-o", "json"},
+		warn: `warning: testdata/aggregate/lua-health-cm.yaml: data[resource.customizations.health.example.com_Broken]: example.com/Broken at EOF: syntax error; the kind keeps Argo CD's check or the built-in rules`,
+		want: `{"explain":{"result":{"health":"Suspended","message":"waiting for the issuer","worstWEC":"Suspended"},
+			"rule":{"healthCheck":"lua/configmap/cert-manager.io/Certificate","name":"lua/configmap/cert-manager.io/Certificate"},
+			"wecs":[{"health":"Healthy","name":"a"},{"health":"Suspended","message":"waiting for the issuer","name":"b"}]},
+			"status":{"conditions":[{"message":"the issuer is not ready","observedGeneration":1,"reason":"Failed","status":"False","type":"Ready"}],"observedGeneration":2}}`,
+	}})
+}
+
+// aggregateCase is one `statusfold aggregate` run and what it must print.
+type aggregateCase struct {
+	name    string
+	args    []string
+	want    string // JSON of the whole output
+	warn    string // a warning line before it
+	wantErr string
+}
+
+func runAggregateCases(t *testing.T, cases []aggregateCase) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := runCLI(t, tc.args...)
@@ -95,6 +127,13 @@ func TestAggregateCommand(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.warn != "" {
+				first, rest, _ := strings.Cut(out, "\n")
+				if first != tc.warn {
+					t.Errorf("warning %q, want %q", first, tc.warn)
+				}
+				out = rest
 			}
 			if got, want := asJSON(t, out), asJSON(t, tc.want); got != want {
 				t.Errorf("got  %s\nwant %s", got, want)
@@ -118,6 +157,12 @@ func TestPolicyTestCommand(t *testing.T) {
 		{"a misspelt field", []string{"policy", "test", td + "policy-typo.yaml"}, []string{"FAIL " + td + `policy-typo.yaml: document 1: ` +
 			`AggregationPolicy in version "v1alpha1" cannot be handled as a AggregationPolicy: strict decoding error: unknown field "spec.exampels"`}, true},
 		{"a bad policy file", []string{"policy", "test", td + "policy-bad.yaml"}, []string{"FAIL " + td + "policy-bad.yaml: spec.rego", "undefined function http.send"}, true},
+		{"property: the sample policy keeps the worst WEC's health", []string{"policy", "test", "--property", "--cases", "200", "../../config/samples/50-aggregationpolicy.yaml"},
+			[]string{"PASS property poddisruptionbudgets (PodDisruptionBudget.policy, health by lua/argo-cd/policy/PodDisruptionBudget): 200 cases from argo-cd fixtures"}, false},
+		{"property: merged conditions hide a Degraded WEC", []string{"policy", "test", "--property", "--cases", "200", td + "policy-pdb-merge.yaml"},
+			[]string{"FAIL property pdb-merge (PodDisruptionBudget.policy, health by lua/argo-cd/policy/PodDisruptionBudget): ", "hide the worst WEC's health", "=Degraded"}, true},
+		{"property: a Deployment policy that keeps only readyReplicas", []string{"policy", "test", "--property", "--cases", "200", td + "policy-max.yaml"},
+			[]string{"FAIL property deployments-optimistic (Deployment.apps, health by go): ", "cases from generated hide the worst WEC's health"}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

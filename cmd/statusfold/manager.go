@@ -109,6 +109,8 @@ func (o *managerOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&o.certSecret, "webhook-cert-secret", certs.DefaultSecretName, "the Secret holding the built-in CA and serving certificate (for builtin certificates)")
 	f.StringVar(&o.validatingCfg, "validating-webhook-configuration", webhooks.ValidatingConfigurationName, "the ValidatingWebhookConfiguration that gets the CA bundle (for builtin certificates)")
 	f.StringVar(&o.mutatingCfg, "mutating-webhook-configuration", webhooks.MutatingConfigurationName, "the MutatingWebhookConfiguration that gets the CA bundle (for builtin certificates)")
+	f.StringVar(&cfg.LuaHealthConfigMap, "lua-health-configmap", "",
+		"namespace/name of a ConfigMap in the WDS in argocd-cm's format: its resource.customizations.health.<group>_<kind> Lua health checks apply before Argo CD's own (empty: Argo CD's only)")
 	o.spaces.register(f)
 	f.BoolVar(&cfg.WatchSecrets, "watch-secrets", false,
 		"watch and cache Secrets (off: no Secret is ever watched or cached, and a BindingPolicy that selects Secrets gets ResourcesReadable=False)")

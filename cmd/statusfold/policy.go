@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 	"github.com/statusfold/statusfold/policy/aggregation"
@@ -25,8 +26,17 @@ func newPolicyCommand() *cobra.Command {
 	return cmd
 }
 
+// propertyOptions are the flags of `statusfold policy test` for --property.
+type propertyOptions struct {
+	on    bool
+	cases int
+	seed  uint64
+	lua   string
+}
+
 func newPolicyTestCommand() *cobra.Command {
 	var verbose bool
+	prop := &propertyOptions{}
 	cmd := &cobra.Command{
 		Use:   "test [FILE...]",
 		Short: "Run the Rego unit tests of the built-in aggregation modules and of the given files",
@@ -34,12 +44,24 @@ func newPolicyTestCommand() *cobra.Command {
 with the given files, in the aggregation sandbox. A FILE ending in .rego is a module or a test file
 (built-in modules, e.g. data.statusfold.builtin.deployment, and the helpers in
 data.statusfold.builtin.health can be imported); any other FILE is an AggregationPolicy, whose Rego is
-added and whose examples are run as the admission check runs them. Exit status 1 when any test fails.`,
+added and whose examples are run as the admission check runs them. Exit status 1 when any test fails.
+
+--property also checks each AggregationPolicy against the principle of docs/aggregation.md: over
+generated multi-WEC cases (the built-in kinds' generators, or Argo CD's fixtures of the kind's Lua
+health check), Argo CD's health of the aggregate is the worst WEC's — so a rule that hides a degraded
+WEC is found before it is applied. The first counterexamples are printed.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPolicyTest(cmd.Context(), cmd.OutOrStdout(), args, verbose)
+			if err := runPolicyTest(cmd.Context(), cmd.OutOrStdout(), args, verbose); err != nil || !prop.on {
+				return err
+			}
+			return runPolicyProperty(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args, prop)
 		},
 	}
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "list every test, not only failures")
+	cmd.Flags().BoolVar(&prop.on, "property", false, "also check that each AggregationPolicy keeps the worst WEC's Argo CD health")
+	cmd.Flags().IntVar(&prop.cases, "cases", 1000, "with --property: cases per policy")
+	cmd.Flags().Uint64Var(&prop.seed, "seed", 1, "with --property: the random seed")
+	cmd.Flags().StringVar(&prop.lua, "lua-health", "", "with --property: "+luaHealthFlagHelp)
 	return cmd
 }
 
@@ -113,6 +135,59 @@ func runPolicyTest(ctx context.Context, out io.Writer, files []string, verbose b
 	fmt.Fprintf(out, "%d passed, %d failed\n", passed, failed)
 	if failed > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("%d failed", failed)}
+	}
+	return nil
+}
+
+// runPolicyProperty runs the property for every AggregationPolicy among files (they passed the
+// admission check already).
+func runPolicyProperty(ctx context.Context, out, warn io.Writer, files []string, o *propertyOptions) error {
+	if o.cases <= 0 {
+		return fmt.Errorf("--cases %d: must be positive", o.cases)
+	}
+	adm, err := offline.NewAdmission()
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, ".rego") {
+			continue
+		}
+		objs, err := admitFile(ctx, adm, f, policyv1alpha1.GroupVersion.WithKind("AggregationPolicy"))
+		if err != nil {
+			return err
+		}
+		for _, obj := range objs {
+			p := obj.(*policyv1alpha1.AggregationPolicy)
+			e, err := luaEngine(o.lua, warn)
+			if err != nil {
+				return err
+			}
+			if errs := e.SetPolicy(p); len(errs) > 0 {
+				return fmt.Errorf("%s: %w", f, errs.ToAggregate())
+			}
+			gk := schema.GroupKind{Group: p.Spec.Target.Group, Kind: p.Spec.Target.Kind}
+			rep, err := e.CheckProperty(gk, o.cases, o.seed)
+			if err != nil {
+				failed++
+				fmt.Fprintf(out, "FAIL property %s (%s): %v\n", p.Name, gk, err)
+				continue
+			}
+			if rep.Failed == 0 {
+				fmt.Fprintf(out, "PASS property %s (%s, health by %s): %d cases from %s\n", p.Name, gk, e.HealthCheck(gk), rep.Cases, rep.Source)
+				continue
+			}
+			failed++
+			fmt.Fprintf(out, "FAIL property %s (%s, health by %s): %d of %d cases from %s hide the worst WEC's health\n",
+				p.Name, gk, e.HealthCheck(gk), rep.Failed, rep.Cases, rep.Source)
+			for _, c := range rep.Failures {
+				fmt.Fprintf(out, "  %s\n", strings.ReplaceAll(c.String(), "\n", "\n  "))
+			}
+		}
+	}
+	if failed > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d policies fail the property", failed)}
 	}
 	return nil
 }

@@ -27,6 +27,7 @@ type statusOptions struct {
 	namespace     string
 	output        string
 	waitFor       time.Duration
+	lua           string
 }
 
 // newStatusCommand is `statusfold status`: the combined status of one workload object, read from
@@ -38,8 +39,9 @@ func newStatusCommand() *cobra.Command {
 		Short: "Show the combined status of a workload object: CombinedStatus tables, the returned .status, each WEC's health",
 		Long: `status shows, for one workload object in the WDS named like kubectl does (deployment/nginx,
 deploy nginx, jobs.batch/pi): Argo CD's health of the object with the .status statusfold returned
-into it, each WEC's reported state with its own Argo CD health (from the WorkStatuses), and the
-results of every CombinedStatus about it, as tables.
+into it, each WEC's reported state with its own Argo CD health (from the WorkStatuses; by the kind's
+Lua health check when it has one), the rule that makes the aggregate, and the results of every
+CombinedStatus about it, as tables.
 
 Installed as kubectl-statusfold on the PATH, it is a kubectl plugin: kubectl statusfold status ...`,
 		Example: `  statusfold status deployment/nginx -n demo
@@ -61,6 +63,7 @@ func (o *statusOptions) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "", "namespace of the object (default: the kubeconfig context's)")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table, yaml or json")
 	cmd.Flags().DurationVar(&o.waitFor, "wait", 0, "wait up to this long until every destination WEC has reported and a CombinedStatus exists")
+	cmd.Flags().StringVar(&o.lua, "lua-health", "", luaHealthFlagHelp)
 }
 
 // run is the body of `statusfold status`: it resolves the object named by args, reads its report
@@ -74,6 +77,11 @@ func (o *statusOptions) run(cmd *cobra.Command, args []string) error {
 	s, err := newStatusReader(cfg, itsCfg, o.wdsName)
 	if err != nil {
 		return err
+	}
+	if o.lua != "" {
+		if s.engine, err = luaEngine(o.lua, cmd.ErrOrStderr()); err != nil {
+			return err
+		}
 	}
 	gvr, gvk, name, err := s.resolve(args)
 	if err != nil {

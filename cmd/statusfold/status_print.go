@@ -59,8 +59,9 @@ func printStatusTables(out io.Writer, r *statusReport) {
 		fmt.Fprintln(out, "No status return requested (no kubestellar.io/executing-count label)")
 	}
 	if r.Health != nil {
-		fmt.Fprintf(out, "Health: %s%s\n", r.Health.Status, suffix(r.Health.Message))
+		fmt.Fprintf(out, "Health: %s%s (check: %s)\n", r.Health.Status, suffix(r.Health.Message), r.HealthCheck)
 	}
+	fmt.Fprintf(out, "Aggregation rule: %s\n", r.Rule)
 
 	if msg := trimmedStatus(r.Status); msg != "" {
 		fmt.Fprintf(out, "TRIMMED: %s\n", msg)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -20,7 +21,9 @@ import (
 
 	"github.com/statusfold/statusfold/aggregator"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
+	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
 	sfscheme "github.com/statusfold/statusfold/api/scheme"
+	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/health"
 )
 
@@ -30,6 +33,7 @@ type statusReader struct {
 	mapper  meta.RESTMapper
 	wdsName string
 	sameITS bool
+	engine  *aggregation.Engine // judges health (Lua checks, then Go) and names the rule in force
 }
 
 // newStatusReader reads the WDS through cfg and WorkStatuses through itsCfg (the same config:
@@ -40,6 +44,9 @@ func newStatusReader(cfg, itsCfg *rest.Config, wdsName string) (*statusReader, e
 		return nil, err
 	}
 	s := &statusReader{c: c, its: c, mapper: mapper, wdsName: wdsName, sameITS: itsCfg == cfg}
+	if s.engine, err = luaEngine("", io.Discard); err != nil {
+		return nil, err
+	}
 	if !s.sameITS {
 		if s.its, _, err = statusClient(itsCfg); err != nil {
 			return nil, fmt.Errorf("ITS: %w", err)
@@ -110,7 +117,7 @@ func (s *statusReader) read(ctx context.Context, gvr schema.GroupVersionResource
 		return nil, err
 	}
 	key := aggregator.ObjectKey{Group: gvk.Group, Resource: gvr.Resource, Namespace: namespace, Name: name}
-	r := newStatusReport(gvk, key, obj)
+	r := s.newStatusReport(ctx, gvk, key, obj)
 	if r.WECs, err = s.wecReports(ctx, gvk.GroupKind(), key, obj); err != nil {
 		return nil, err
 	}
@@ -121,15 +128,18 @@ func (s *statusReader) read(ctx context.Context, gvr schema.GroupVersionResource
 }
 
 // newStatusReport is the report's part about the WDS object obj itself (of kind gvk, at key): its
-// identity and generation, executing-count label, returned .status and Argo CD health.
-func newStatusReport(gvk schema.GroupVersionKind, key aggregator.ObjectKey, obj *unstructured.Unstructured) *statusReport {
+// identity and generation, executing-count label, returned .status, Argo CD health and the rule that
+// makes its aggregate.
+func (s *statusReader) newStatusReport(ctx context.Context, gvk schema.GroupVersionKind, key aggregator.ObjectKey, obj *unstructured.Unstructured) *statusReport {
 	r := &statusReport{ExecutingCount: obj.GetLabels()[aggregator.LabelExecutingCount]}
 	r.Object.Group, r.Object.Version, r.Object.Kind, r.Object.Resource = gvk.Group, gvk.Version, gvk.Kind, key.Resource
 	r.Object.Namespace, r.Object.Name, r.Object.Generation = key.Namespace, key.Name, obj.GetGeneration()
 	r.Status, _, _ = unstructured.NestedMap(obj.Object, "status")
-	if res, ok, err := health.Of(gvk.GroupKind(), obj.Object); ok {
-		r.Health = healthOf(res, err)
+	if res, ok := s.engine.Health(gvk.GroupKind(), obj.Object); ok {
+		r.Health = healthOf(res, nil)
 	}
+	s.installPolicies(ctx)
+	r.Rule, r.HealthCheck = s.engine.Rule(gvk.GroupKind()), s.engine.HealthCheck(gvk.GroupKind())
 	return r
 }
 
@@ -150,8 +160,8 @@ func (s *statusReader) wecReports(ctx context.Context, gk schema.GroupKind, key 
 		if !ws.StatusDetails.LastCurrencyUpdateTime.IsZero() {
 			w.Updated = ws.StatusDetails.LastCurrencyUpdateTime.UTC().Format(time.RFC3339)
 		}
-		if health.Has(gk) {
-			w.Health = healthOf(wecHealth(gk, obj, ws))
+		if s.engine.HealthCheck(gk) != "" {
+			w.Health = healthOf(s.wecHealth(gk, obj, ws))
 		}
 		wecs[w.Name] = w
 	}
@@ -248,7 +258,7 @@ func (s *statusReader) destinations(ctx context.Context, key aggregator.ObjectKe
 // wecHealth is Argo CD's health of the WEC's copy: the WDS object's spec with the WEC's reported
 // status, and the WEC copy's own generation (statusDetails.wecGeneration; else the status's
 // observedGeneration, as the WEC's generation is not reported).
-func wecHealth(gk schema.GroupKind, obj *unstructured.Unstructured, ws *controlv1alpha1.WorkStatus) (health.Result, error) {
+func (s *statusReader) wecHealth(gk schema.GroupKind, obj *unstructured.Unstructured, ws *controlv1alpha1.WorkStatus) (health.Result, error) {
 	copyObj := obj.DeepCopy()
 	var st map[string]any
 	if len(ws.Status.Raw) > 0 {
@@ -269,6 +279,18 @@ func wecHealth(gk schema.GroupKind, obj *unstructured.Unstructured, ws *controlv
 			copyObj.SetGeneration(int64(og))
 		}
 	}
-	res, _, err := health.Of(gk, copyObj.Object)
-	return res, err
+	res, _ := s.engine.Health(gk, copyObj.Object)
+	return res, nil
+}
+
+// installPolicies gives the WDS's AggregationPolicies to the engine, so that the rule the report
+// names is the one in force; a WDS that does not serve them has none.
+func (s *statusReader) installPolicies(ctx context.Context) {
+	var aps policyv1alpha1.AggregationPolicyList
+	if err := s.c.List(ctx, &aps); err != nil {
+		return
+	}
+	for i := range aps.Items {
+		s.engine.SetPolicy(&aps.Items[i])
+	}
 }

@@ -104,6 +104,7 @@ func wantStatusReadReport(results []controlv1alpha1.NamedStatusCombination) stat
 	want.Object.Group, want.Object.Version, want.Object.Kind, want.Object.Resource = "apps", "v1", "Deployment", "deployments"
 	want.Object.Namespace, want.Object.Name, want.Object.Generation = "demo", "web", 1
 	want.ExecutingCount = "2"
+	want.Rule, want.HealthCheck = "builtin/deployment.rego", "go"
 	want.Health = &healthReport{Status: health.Progressing, Message: "Waiting for rollout to finish: 1 old replicas are pending termination..."}
 	want.Status = map[string]any{"observedGeneration": 1, "replicas": 4, "updatedReplicas": 3, "readyReplicas": 3, "availableReplicas": 3}
 	want.WECs = []wecReport{

@@ -19,10 +19,14 @@ type statusReport struct {
 	// ExecutingCount is the label kubestellar.io/executing-count ("" when absent: no return requested).
 	ExecutingCount string `json:"executingCount,omitempty"`
 	// Health is Argo CD's health of the object as it is in the WDS (with the returned .status).
-	Health   *healthReport    `json:"health,omitempty"`
-	Status   map[string]any   `json:"status,omitempty"`
-	WECs     []wecReport      `json:"wecs"`
-	Combined []combinedReport `json:"combinedStatuses"`
+	Health *healthReport `json:"health,omitempty"`
+	// Rule is what makes the aggregate (aggregation.Engine.Rule); HealthCheck what judges health
+	// ("lua/<source>/<key>", "go", or "" when Argo CD does not judge the kind).
+	Rule        string           `json:"rule"`
+	HealthCheck string           `json:"healthCheck,omitempty"`
+	Status      map[string]any   `json:"status,omitempty"`
+	WECs        []wecReport      `json:"wecs"`
+	Combined    []combinedReport `json:"combinedStatuses"`
 }
 
 type healthReport struct {

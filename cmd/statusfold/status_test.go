@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 
@@ -36,12 +37,17 @@ func TestStatusWECHealthUsesTheWECGeneration(t *testing.T) {
 		{"deadline exceeded", `{"observedGeneration":1,"replicas":2,"updatedReplicas":1,
 			"conditions":[{"type":"Progressing","status":"False","reason":"ProgressDeadlineExceeded"}]}`, gen(1), health.Degraded},
 	}
+	sr := &statusReader{}
+	var err error
+	if sr.engine, err = luaEngine("", io.Discard); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range cases {
 		ws := &controlv1alpha1.WorkStatus{
 			Status:        controlv1alpha1.RawStatus{RawExtension: runtime.RawExtension{Raw: []byte(tc.status)}},
 			StatusDetails: controlv1alpha1.StatusDetails{LastGeneration: 7, LastGenerationIsApplied: true, WECGeneration: tc.wecGen},
 		}
-		res, err := wecHealth(schema.GroupKind{Group: "apps", Kind: "Deployment"}, deploy, ws)
+		res, err := sr.wecHealth(schema.GroupKind{Group: "apps", Kind: "Deployment"}, deploy, ws)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -57,6 +63,7 @@ func TestStatusWECHealthUsesTheWECGeneration(t *testing.T) {
 func TestStatusTables(t *testing.T) {
 	s := func(v string) *string { return &v }
 	r := &statusReport{ExecutingCount: "2", Health: &healthReport{Status: health.Degraded, Message: "boom"},
+		Rule: "lua/argo-cd/argoproj.io/Rollout", HealthCheck: "lua/argo-cd/argoproj.io/Rollout",
 		Status: map[string]any{"replicas": 3, "conditions": []any{
 			map[string]any{"type": "Available", "status": "False", "reason": "MinimumReplicasUnavailable", "message": "not enough"},
 		}}}
@@ -75,7 +82,8 @@ func TestStatusTables(t *testing.T) {
 	}
 	want := `Deployment demo/nginx (apps/v1, generation 1)
 Executing in 2 WECs; statusfold returns their reported state into .status
-Health: Degraded — boom
+Health: Degraded — boom (check: lua/argo-cd/argoproj.io/Rollout)
+Aggregation rule: lua/argo-cd/argoproj.io/Rollout
 
 STATUS (.status in the WDS)
   replicas: 3

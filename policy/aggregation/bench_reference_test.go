@@ -234,7 +234,7 @@ status := object.union_n([mins, maxs, generation, conditions])
 func naiveInput(wecs []WEC) []any {
 	out := make([]any, len(wecs))
 	for i, w := range wecs {
-		out[i] = wecDoc(w)
+		out[i] = wecDoc(w, nil)
 	}
 	return out
 }

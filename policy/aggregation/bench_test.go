@@ -78,8 +78,8 @@ func loop(b *testing.B, op func()) {
 	b.ReportMetric(float64(cpuNanos()-c0)/float64(b.N), "cpu-ns/op")
 }
 
-func benchCold(b *testing.B, gk schema.GroupKind, obj map[string]any, wecs []WEC) {
-	e, err := NewEngine()
+func benchCold(b *testing.B, gk schema.GroupKind, obj map[string]any, wecs []WEC, opts ...Option) {
+	e, err := NewEngine(opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -90,8 +90,8 @@ func benchCold(b *testing.B, gk schema.GroupKind, obj map[string]any, wecs []WEC
 	})
 }
 
-func benchOneChange(b *testing.B, gk schema.GroupKind, obj map[string]any, wecs []WEC, status func(i, variant int) map[string]any) {
-	e, err := NewEngine()
+func benchOneChange(b *testing.B, gk schema.GroupKind, obj map[string]any, wecs []WEC, status func(i, variant int) map[string]any, opts ...Option) {
+	e, err := NewEngine(opts...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
+	"github.com/statusfold/statusfold/policy/luahealth"
 )
 
 //go:embed modules/*.rego
@@ -92,6 +93,11 @@ type Engine struct {
 	mu       sync.RWMutex
 	policies map[string]*userPolicy // by AggregationPolicy name
 	byKind   map[schema.GroupKind]*module
+
+	// Lua health checks (lua.go), under mu: the kinds they judge, by kind (nil: no script).
+	lua           *luahealth.Checks
+	luaByKind     map[schema.GroupKind]*module
+	onScriptError func(gk schema.GroupKind, rule string, err error) // WithScriptErrors
 }
 
 type userPolicy struct {
@@ -132,13 +138,16 @@ func NewEngine(opts ...Option) (*Engine, error) {
 	return e, nil
 }
 
-// moduleFor returns the module in force for gk: a valid user policy, else the built-in one, else
-// the generic one.
+// moduleFor returns the module in force for gk: a valid user policy, else the kind's Lua health
+// check (lua.go), else the built-in module, else the generic one.
 func (e *Engine) moduleFor(gk schema.GroupKind) *module {
 	e.mu.RLock()
 	m := e.byKind[gk]
 	e.mu.RUnlock()
 	if m != nil {
+		return m
+	}
+	if m := e.luaModuleFor(gk); m != nil {
 		return m
 	}
 	if m := e.builtins[gk]; m != nil {

@@ -102,7 +102,7 @@ func TestJobAggregateValid(t *testing.T) {
 			"metadata": map[string]any{"name": "w", "namespace": "ns", "generation": gen},
 			"spec":     g.spec(r),
 		}
-		wecs := genWECs(t, r, gk, g, obj, gen, 2+r.IntN(4))
+		wecs := genWECs(r, g, obj, gen, 2+r.IntN(4), healthyWEC(t, gk, obj, gen))
 		reported := 0
 		for _, w := range wecs {
 			if w.Status != nil {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
+
+	"github.com/statusfold/statusfold/policy/luahealth"
 )
 
 // Rule names of the module contract (docs/aggregation.md).
@@ -31,6 +33,9 @@ type module struct {
 	rankQ     *rego.PreparedEvalQuery // optional
 	finalizeQ *rego.PreparedEvalQuery // optional
 	statusQ   *rego.PreparedEvalQuery // full mode only
+
+	script     *luahealth.Script // Lua mode (lua.go): the worst WEC by this script; no Rego
+	withHealth bool              // the WEC documents carry each WEC's verdict (user modules)
 }
 
 // compileError is a Rego compile problem with its location.

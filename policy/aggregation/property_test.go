@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/policy/health"
 )
 
@@ -37,56 +36,9 @@ type genCase struct {
 	wecs []WEC
 }
 
-// genWECs generates n WECs for an object at generation gen: lagging ones, unapplied ones,
-// unreported ones, with and without the WEC copy's generation. In a calm case every WEC is current
-// and most are healthy, so that one WEC's trouble must show through healthy ones.
-func genWECs(t *testing.T, r *rand.Rand, gk schema.GroupKind, g generator, obj map[string]any, gen int64, n int) []WEC {
-	spec := obj["spec"].(map[string]any)
-	if r.IntN(2) == 0 {
-		return genCalmWECs(t, r, gk, g, obj, gen, n)
-	}
-	wecs := make([]WEC, n)
-	for i := range wecs {
-		w := WEC{Name: fmt.Sprintf("wec%02d", i)}
-		d := &controlv1alpha1.StatusDetails{LastGeneration: gen, LastGenerationIsApplied: true}
-		switch r.IntN(8) {
-		case 0:
-			d.LastGeneration = gen - 1 - r.Int64N(gen) // lagging (may be 0: nothing propagated yet)
-		case 1:
-			d.LastGenerationIsApplied = false
-		}
-		wecGen := 1 + r.Int64N(4)
-		obs := wecGen
-		if r.IntN(6) == 0 {
-			obs = wecGen - 1 // the WEC's controller has not observed its copy's latest generation
-		}
-		if r.IntN(3) > 0 {
-			d.WECGeneration = &wecGen
-		}
-		if r.IntN(12) > 0 {
-			w.Details = d
-		}
-		if r.IntN(10) > 0 {
-			w.Status = g.status(r, spec, obs)
-		}
-		wecs[i] = w
-	}
-	return wecs
-}
-
-func genCalmWECs(t *testing.T, r *rand.Rand, gk schema.GroupKind, g generator, obj map[string]any, gen int64, n int) []WEC {
-	spec := obj["spec"].(map[string]any)
-	wecs := make([]WEC, n)
-	for i := range wecs {
-		wecGen := 1 + r.Int64N(4)
-		w := WEC{Name: fmt.Sprintf("wec%02d", i), Details: &controlv1alpha1.StatusDetails{LastGeneration: gen, LastGenerationIsApplied: true, WECGeneration: &wecGen}}
-		w.Status = g.status(r, spec, wecGen)
-		for try := 0; try < 30 && r.IntN(10) < 7 && healthOf(t, gk, wecObject(obj, w, gen)) != health.Healthy; try++ {
-			w.Status = g.status(r, spec, wecGen)
-		}
-		wecs[i] = w
-	}
-	return wecs
+// healthyWEC is the oracle's "this WEC is Healthy" for the generators' calm cases.
+func healthyWEC(t *testing.T, gk schema.GroupKind, obj map[string]any, gen int64) func(WEC) bool {
+	return func(w WEC) bool { return healthOf(t, gk, wecObject(obj, w, gen)) == health.Healthy }
 }
 
 // current restates the observedGeneration rule (docs/rules.md "Status return") for the oracle.
@@ -161,7 +113,7 @@ func TestPropertyWorstHealth(t *testing.T) {
 					"metadata": map[string]any{"name": "w", "namespace": "ns", "generation": gen},
 					"spec":     spec,
 				}
-				wecs := genWECs(t, r, gk, g, obj, gen, 2+r.IntN(4))
+				wecs := genWECs(r, g, obj, gen, 2+r.IntN(4), healthyWEC(t, gk, obj, gen))
 
 				// One WEC: the copy has that WEC's health.
 				for _, w := range wecs {
@@ -198,16 +150,6 @@ func TestPropertyWorstHealth(t *testing.T) {
 			t.Logf("%d cases; expected health histogram %v", cases, hist)
 		})
 	}
-}
-
-func gvFor(gk schema.GroupKind) string {
-	switch gk.Group {
-	case "":
-		return "v1"
-	case "autoscaling":
-		return "autoscaling/v2"
-	}
-	return gk.Group + "/v1"
 }
 
 func withStatus(obj, status map[string]any) map[string]any {
@@ -251,7 +193,7 @@ func TestPropertyIncremental(t *testing.T) {
 			for c := range seqs {
 				gen := 1 + r.Int64N(5)
 				obj := map[string]any{"metadata": map[string]any{"generation": gen}, "spec": g.spec(r)}
-				pool := genWECs(t, r, gk, g, obj, gen, 6)
+				pool := genWECs(r, g, obj, gen, 6, healthyWEC(t, gk, obj, gen))
 				s := e.NewState(gk)
 				s.SetObject(obj)
 				have := map[string]WEC{}

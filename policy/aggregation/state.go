@@ -7,6 +7,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/statusfold/statusfold/policy/health"
 	"github.com/statusfold/statusfold/policy/objview"
 )
 
@@ -17,8 +18,10 @@ type wecMeta struct {
 	extra   bool // has fields the plan does not list
 	rank    float64
 	rankErr error
-	stale   bool      // rank not yet evaluated for this report (Result does, within the object's evaluation)
-	input   ast.Value // full mode: the WEC as an AST value, converted once
+	stale   bool           // rank not yet evaluated for this report (Result does, within the object's evaluation)
+	input   ast.Value      // full mode: the WEC as an AST value, converted once
+	verdict health.Result  // Lua mode: the WEC's verdict (rank is its verdictRank)
+	health  map[string]any // modules withHealth: the WEC's verdict as the input document shows it
 }
 
 // State is the incremental form of Returned for one workload object: the controller keeps one per
@@ -114,10 +117,10 @@ func (s *State) sync() {
 	}
 	s.mod, s.pl, s.planErr, s.nExtra = mod, nil, nil, 0
 	s.xValid = false
-	if mod.statusQ == nil {
+	if mod.statusQ == nil && mod.script == nil {
 		s.pl, s.planErr = mod.planFor(s.ev, s.obj)
 	}
-	if s.pl == nil && s.planErr == nil && mod.statusQ == nil {
+	if s.pl == nil && s.planErr == nil && mod.statusQ == nil && mod.script == nil {
 		s.planErr = fmt.Errorf("%s: no plan", mod.name)
 	}
 	if s.pl != nil {

@@ -11,8 +11,12 @@ func (s *State) prepare(sl int32) {
 	wasCurrent := w.current
 	if s.mod.statusQ != nil || s.pl == nil {
 		w.current = isCurrent(w.Details, w.Status, s.gen)
+		w.stale = s.mod.script != nil
 		if s.mod.statusQ != nil {
-			w.input, w.rankErr = toValue(wecDoc(w.WEC))
+			if s.mod.withHealth {
+				w.health = s.healthDoc(w) // currency known now
+			}
+			w.input, w.rankErr = toValue(wecDoc(w.WEC, w.health))
 		}
 		return
 	}
@@ -60,12 +64,14 @@ func (s *State) prepare(sl int32) {
 		s.nExtra++
 	}
 	w.stale = s.mod.rankQ != nil
-
+	if s.mod.withHealth {
+		w.health = s.healthDoc(w) // currency known now
+	}
 }
 
 // evalRank evaluates the module's `wec_rank` rule for w: a number, or an error.
 func (s *State) evalRank(w *wecMeta) (float64, error) {
-	in, err := toValue(map[string]any{"object": s.obj, "wec": wecDoc(w.WEC)})
+	in, err := toValue(map[string]any{"object": s.obj, "wec": wecDoc(w.WEC, w.health)})
 	if err != nil {
 		return 0, err
 	}
@@ -109,9 +115,12 @@ func sameValue(o op, a, b *fv, currencyChanged bool) bool {
 	return false
 }
 
-// wecDoc is a WEC as the Rego input document shows it.
-func wecDoc(w WEC) map[string]any {
+// wecDoc is a WEC as the Rego input document shows it; h (nil: left out) is its verdict.
+func wecDoc(w WEC, h map[string]any) map[string]any {
 	d := map[string]any{"name": w.Name, "status": nil}
+	if h != nil {
+		d["health"] = h
+	}
 	if w.Status != nil {
 		d["status"] = w.Status
 	}

@@ -21,6 +21,8 @@ func (s *State) Result() (map[string]any, error) {
 	switch {
 	case len(s.meta) == 1:
 		out = copyStatus(&s.meta[0], s.gen)
+	case s.mod.script != nil:
+		out = s.luaResult()
 	case s.mod.statusQ != nil:
 		out, err = s.fullResult()
 	default:

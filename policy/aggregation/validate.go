@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
+	"github.com/statusfold/statusfold/policy/luahealth"
 )
 
 // ValidatePolicy compiles and checks a user policy (sandbox, required rule, examples), offline:
@@ -52,6 +53,9 @@ func validatePolicy(p *policyv1alpha1.AggregationPolicy, lim limits) (*module, f
 	modLim := lim
 	modLim.parent = nil
 	mod, err := compileModule("AggregationPolicy/"+p.Name, p.Spec.Rego, modLim, ctx)
+	if mod != nil {
+		mod.withHealth = readsHealth(p.Spec.Rego)
+	}
 	if err != nil {
 		if ces, ok := err.(compileErrors); ok {
 			for _, ce := range ces {
@@ -105,6 +109,9 @@ func runExample(mod *module, p *policyv1alpha1.AggregationPolicy, ex policyv1alp
 		return errs
 	}
 	e := &Engine{lim: lim, byKind: map[schema.GroupKind]*module{targetGK(p): mod}}
+	if mod.withHealth { // input.wecs[i].health by Argo CD's own scripts (a user's ConfigMap is the controller's)
+		e.lua, _ = luahealth.Builtin()
+	}
 	e.generic = mod
 	got, err := e.Returned(targetGK(p), obj, wecs)
 	if err != nil {

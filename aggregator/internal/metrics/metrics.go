@@ -38,7 +38,8 @@ type Metrics struct {
 
 // errorPlaces are the values of statusfold_errors_total's "where" label (docs/controller.md).
 var errorPlaces = []string{"reconcile", "panic", "write", "watch", "schema", "collector", "classifier", "aggregation",
-	"aggregationpolicy", "workstatus", "invalid-status", "status-not-returned", "discovery"}
+	"aggregationpolicy", "workstatus", "invalid-status", "status-not-returned", "discovery",
+	"lua-health"}
 
 var (
 	metricsOnce sync.Once

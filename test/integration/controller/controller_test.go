@@ -19,15 +19,15 @@ var readyOf = map[string]int64{"wec1": 3, "wec2": 1, "wec3": 2}
 // Scenarios use their own namespaces, objects and policies; they are in files by topic: the
 // status return (return_test.go), CombinedStatus results (combinedstatus_test.go), collectors'
 // lifecycle (collectors_test.go), which objects and WECs are selected (selection_test.go),
-// ContentClassifier pruning (classifier_test.go) and AggregationPolicies
-// (aggregationpolicy_test.go).
+// ContentClassifier pruning (classifier_test.go), AggregationPolicies
+// (aggregationpolicy_test.go) and Lua health checks (luahealth_test.go).
 func TestController(t *testing.T) {
 	cp := framework.RunControlPlane(t)
 	c := cp.Client
 	for _, w := range []string{"wec1", "wec2", "wec3"} {
 		addCluster(t, c, w, map[string]string{"name": w, "location-group": "edge"})
 	}
-	agg, _ := startManager(t, cp, aggregator.Options{})
+	agg, _ := startManager(t, cp, aggregator.Options{LuaHealthConfigMap: luaHealthNamespace + "/" + luaHealthName})
 	create(t, c, kubestellarDocCollectors()...)
 
 	t.Run("TruthTable", func(t *testing.T) { testTruthTable(t, c) })
@@ -42,6 +42,7 @@ func TestController(t *testing.T) {
 	t.Run("ClusterScoped", func(t *testing.T) { testClusterScoped(t, c) })
 	t.Run("WildcardPolicy", func(t *testing.T) { testWildcard(t, c, agg) })
 	t.Run("AggregationPolicy", func(t *testing.T) { testAggregationPolicy(t, c) })
+	t.Run("LuaHealth", func(t *testing.T) { testLuaHealth(t, c) })
 }
 
 // kubestellarDocCollectors are the StatusCollectors of KubeStellar's "Combined Status from WECs"

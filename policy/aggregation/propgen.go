@@ -5,9 +5,12 @@ import (
 	"math/rand/v2"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 )
 
-// The property tests' generators of realistic WEC statuses, one per kind with a built-in module.
+// The property's generators of realistic WEC statuses, one per kind with a built-in module: used by
+// the property tests and by CheckProperty (`statusfold policy test --property`).
 
 // generator generates the kind-specific parts of a case: the object's spec, and one WEC's status;
 // obs is the generation that status observed (genWECs decides which WECs report nothing).
@@ -267,4 +270,67 @@ func lbStatus(r *rand.Rand, _ map[string]any, _ int64) map[string]any {
 		lb["ingress"] = ing
 	}
 	return map[string]any{"loadBalancer": lb}
+}
+
+// genWECs generates n WECs for an object at generation gen: lagging ones, unapplied ones,
+// unreported ones, with and without the WEC copy's generation. In a calm case every WEC is current
+// and most are healthy (by healthy), so that one WEC's trouble must show through healthy ones.
+func genWECs(r *rand.Rand, g generator, obj map[string]any, gen int64, n int, healthy func(WEC) bool) []WEC {
+	spec := obj["spec"].(map[string]any)
+	if r.IntN(2) == 0 {
+		return genCalmWECs(r, g, obj, gen, n, healthy)
+	}
+	wecs := make([]WEC, n)
+	for i := range wecs {
+		w := WEC{Name: fmt.Sprintf("wec%02d", i)}
+		d := &controlv1alpha1.StatusDetails{LastGeneration: gen, LastGenerationIsApplied: true}
+		switch r.IntN(8) {
+		case 0:
+			d.LastGeneration = gen - 1 - r.Int64N(gen) // lagging (may be 0: nothing propagated yet)
+		case 1:
+			d.LastGenerationIsApplied = false
+		}
+		wecGen := 1 + r.Int64N(4)
+		obs := wecGen
+		if r.IntN(6) == 0 {
+			obs = wecGen - 1 // the WEC's controller has not observed its copy's latest generation
+		}
+		if r.IntN(3) > 0 {
+			d.WECGeneration = &wecGen
+		}
+		if r.IntN(12) > 0 {
+			w.Details = d
+		}
+		if r.IntN(10) > 0 {
+			w.Status = g.status(r, spec, obs)
+		}
+		wecs[i] = w
+	}
+	return wecs
+}
+
+func genCalmWECs(r *rand.Rand, g generator, obj map[string]any, gen int64, n int, healthy func(WEC) bool) []WEC {
+	spec := obj["spec"].(map[string]any)
+	wecs := make([]WEC, n)
+	for i := range wecs {
+		wecGen := 1 + r.Int64N(4)
+		w := WEC{Name: fmt.Sprintf("wec%02d", i), Details: &controlv1alpha1.StatusDetails{LastGeneration: gen, LastGenerationIsApplied: true, WECGeneration: &wecGen}}
+		w.Status = g.status(r, spec, wecGen)
+		for try := 0; try < 30 && r.IntN(10) < 7 && !healthy(w); try++ {
+			w.Status = g.status(r, spec, wecGen)
+		}
+		wecs[i] = w
+	}
+	return wecs
+}
+
+// gvFor is the apiVersion of a generated object of kind gk.
+func gvFor(gk schema.GroupKind) string {
+	switch gk.Group {
+	case "":
+		return "v1"
+	case "autoscaling":
+		return "autoscaling/v2"
+	}
+	return gk.Group + "/v1"
 }
