@@ -92,6 +92,11 @@ type Options struct {
 	// BindingPolicy that selects Secrets gets the condition ResourcesReadable=False
 	// (docs/security.md, "Reads").
 	WatchSecrets bool
+
+	// ClusterWideWatches watches every workload resource cluster-wide; without it a resource
+	// that every clause selecting it limits to named namespaces is watched in those only
+	// (docs/security.md, "Reads").
+	ClusterWideWatches bool
 }
 
 func (o *Options) defaults() error {

@@ -104,6 +104,8 @@ func (o *managerOptions) register(f *pflag.FlagSet) {
 	o.spaces.register(f)
 	f.BoolVar(&cfg.WatchSecrets, "watch-secrets", false,
 		"watch and cache Secrets (off: no Secret is ever watched or cached, and a BindingPolicy that selects Secrets gets ResourcesReadable=False)")
+	f.BoolVar(&cfg.ClusterWideWatches, "cluster-wide-watches", false,
+		"watch every workload resource cluster-wide (off: a resource that every BindingPolicy clause selecting it limits to named namespaces is watched in those namespaces only)")
 	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the namespace statusfold runs in (for builtin certificates; default $POD_NAMESPACE)")
 	gofs := flag.NewFlagSet("log", flag.ContinueOnError)
 	o.logConfig.AddFlags(gofs)

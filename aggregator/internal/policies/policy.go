@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -68,6 +69,10 @@ type Reconciler struct {
 	// read is looked at again every recheck, so its ResourcesReadable condition goes once they are.
 	requeue func(name string, after time.Duration)
 	recheck time.Duration
+
+	mu sync.Mutex
+	// generations are the policies' generations at their last reconcile (specChanged).
+	generations map[string]int64
 }
 
 // Config are a Reconciler's dependencies (see its fields of the same names).
@@ -105,6 +110,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, name string) error {
 		if err := r.deleteOrphanBinding(ctx, name); err != nil {
 			return err
 		}
+		r.mu.Lock()
+		delete(r.generations, name)
+		r.mu.Unlock()
 		return r.pruneWatches(ctx)
 	}
 	var binding *controlv1alpha1.Binding
@@ -147,7 +155,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, name string) error {
 		return err
 	}
 	if binding != nil {
-		return r.applyBindingStatus(ctx, binding, conds)
+		if err := r.applyBindingStatus(ctx, binding, conds); err != nil {
+			return err
+		}
+	}
+	if r.specChanged(&bp) {
+		// The policy may select less than before: its informers may narrow.
+		return r.pruneWatches(ctx)
 	}
 	return nil
 }
@@ -171,7 +185,8 @@ func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 	watchErrs := r.watches.EnsureAll(ctx, wanted)
 	var objects []rules.WorkloadObject
 	unlisted, unread := map[schema.GroupResource]bool{}, notReadable{}
-	for _, info := range wanted {
+	for _, want := range wanted {
+		info := want.Info
 		if err := watchErrs[info.GVR.GroupResource()]; err != nil {
 			unlisted[info.GVR.GroupResource()] = true
 			if unread.add(info.GVR.GroupResource(), err) {
@@ -185,7 +200,7 @@ func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 		}
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(info.GVR.GroupVersion().WithKind(info.Kind + "List"))
-		if err := r.cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		if err := r.watches.Reader().List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 			return controlv1alpha1.BindingSpec{}, nil, nil, fmt.Errorf("listing %s: %w", info.GVR, err)
 		}
 		for i := range list.Items {
@@ -211,14 +226,13 @@ func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 	return spec, errs, unread, nil
 }
 
-// wanted are the resources of the catalog that some clause of bp can select.
-func (r *Reconciler) wanted(bp *controlv1alpha1.BindingPolicy) []resources.ResourceInfo {
-	var wanted []resources.ResourceInfo
+// wanted are the resources of the catalog that some clause of bp can select, each with the
+// namespaces those clauses can select it in.
+func (r *Reconciler) wanted(bp *controlv1alpha1.BindingPolicy) []resources.Want {
+	var wanted []resources.Want
 	for _, info := range r.catalog.Resources(false) {
-		if slices.ContainsFunc(bp.Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
-			return rules.ClauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
-		}) {
-			wanted = append(wanted, info)
+		if scope, ok := policyScope(bp, info); ok {
+			wanted = append(wanted, resources.Want{Info: info, Scope: scope})
 		}
 	}
 	return wanted
@@ -314,47 +328,4 @@ func (r *Reconciler) applyBindingStatus(ctx context.Context, b *controlv1alpha1.
 	}
 	unstructured.RemoveNestedField(u.Object, "spec")
 	return r.writer.Apply(ctx, u, "status", true, "binding-status")
-}
-
-// pruneWatches stops the informers of workload resources that no policy can select and no
-// Binding lists any more (e.g. after a `"*"` policy is deleted).
-func (r *Reconciler) pruneWatches(ctx context.Context) error {
-	wanted := map[string]bool{}
-	var bl controlv1alpha1.BindingList
-	if err := r.cache.List(ctx, &bl); err != nil {
-		return err
-	}
-	for i := range bl.Items {
-		for _, bo := range rules.BoundObjects(&bl.Items[i].Spec) {
-			info, ok, err := r.catalog.Lookup(bo.GVR.GroupResource())
-			if err != nil {
-				return nil // uncertain: stop no watch now
-			}
-			if ok {
-				wanted[info.GVR.String()] = true
-			}
-		}
-	}
-	var pl controlv1alpha1.BindingPolicyList
-	if err := r.cache.List(ctx, &pl); err != nil {
-		return err
-	}
-	resources := r.catalog.Resources(false)
-	if r.internal {
-		for i := range pl.Items {
-			for _, info := range resources {
-				if slices.ContainsFunc(pl.Items[i].Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
-					return rules.ClauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
-				}) {
-					wanted[info.GVR.String()] = true
-				}
-			}
-		}
-	}
-	stopped, err := r.watches.StopExcept(ctx, resources, wanted)
-	for _, info := range stopped {
-		// No delete event will come for the objects of a stopped informer.
-		r.ownWrites.ForgetResource(info.GVR.GroupResource())
-	}
-	return err
 }
