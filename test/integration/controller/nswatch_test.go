@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusfold/statusfold/aggregator"
@@ -95,14 +96,23 @@ func configMap(t *testing.T, c client.Client, ns, name string) *corev1.ConfigMap
 	return &cm
 }
 
-// setNamespaces sets the namespaces of every clause of the policy.
+// setNamespaces sets the namespaces of every clause of the policy (again on a conflict with
+// statusfold's writes of its status).
 func setNamespaces(t *testing.T, c client.Client, name string, namespaces ...string) {
 	t.Helper()
-	updatePolicy(t, c, name, func(bp *controlv1alpha1.BindingPolicy) {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var bp controlv1alpha1.BindingPolicy
+		if err := c.Get(context.Background(), client.ObjectKey{Name: name}, &bp); err != nil {
+			return err
+		}
 		for i := range bp.Spec.Downsync {
 			bp.Spec.Downsync[i].Namespaces = namespaces
 		}
+		return c.Update(context.Background(), &bp)
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // expectWatched waits until ConfigMaps are watched in scope and their informers hold n objects
