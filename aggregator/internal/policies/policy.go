@@ -107,13 +107,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, name string) error {
 		if !apierrors.IsNotFound(err) {
 			return err
 		}
-		if err := r.deleteOrphanBinding(ctx, name); err != nil {
+		kept, err := r.deleteOrphanBinding(ctx, name)
+		if err != nil {
 			return err
 		}
 		r.mu.Lock()
 		delete(r.generations, name)
 		r.mu.Unlock()
-		return r.pruneWatches(ctx)
+		return r.pruneWatches(ctx, name, kept)
 	}
 	var binding *controlv1alpha1.Binding
 	var cur controlv1alpha1.Binding
@@ -161,7 +162,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, name string) error {
 	}
 	if r.specChanged(&bp) {
 		// The policy may select less than before: its informers may narrow.
-		return r.pruneWatches(ctx)
+		return r.pruneWatches(ctx, name, binding)
 	}
 	return nil
 }
@@ -270,26 +271,24 @@ func (r *Reconciler) applyBinding(ctx context.Context, bp *controlv1alpha1.Bindi
 }
 
 // deleteOrphanBinding deletes the Binding of a deleted policy (garbage collection does the same
-// in a full cluster; this covers control planes without it).
-func (r *Reconciler) deleteOrphanBinding(ctx context.Context, name string) error {
-	if !r.internal {
-		return nil
-	}
+// in a full cluster; this covers control planes without it) and returns the Binding that stays
+// (nil: none).
+func (r *Reconciler) deleteOrphanBinding(ctx context.Context, name string) (*controlv1alpha1.Binding, error) {
 	var b controlv1alpha1.Binding
 	if err := r.cache.Get(ctx, client.ObjectKey{Name: name}, &b); err != nil {
-		return client.IgnoreNotFound(err)
+		return nil, client.IgnoreNotFound(err)
 	}
 	owned := slices.ContainsFunc(b.OwnerReferences, func(r metav1.OwnerReference) bool {
 		return r.Kind == "BindingPolicy" && r.Name == name
 	})
-	if !owned {
-		return nil
+	if !r.internal || !owned {
+		return &b, nil
 	}
 	err := r.wds.Delete(ctx, &b, client.Preconditions{UID: &b.UID})
 	if err == nil {
 		r.metrics.Writes.WithLabelValues("binding", "delete").Inc()
 	}
-	return client.IgnoreNotFound(err)
+	return nil, client.IgnoreNotFound(err)
 }
 
 func (r *Reconciler) applyPolicyStatus(ctx context.Context, bp *controlv1alpha1.BindingPolicy, ours []controlv1alpha1.BindingPolicyCondition, errs field.ErrorList) error {

@@ -2,6 +2,7 @@ package policies
 
 import (
 	"context"
+	"slices"
 
 	"github.com/statusfold/statusfold/aggregator/internal/resources"
 	"github.com/statusfold/statusfold/aggregator/internal/rules"
@@ -44,15 +45,20 @@ func (r *Reconciler) specChanged(bp *controlv1alpha1.BindingPolicy) bool {
 // pruneWatches narrows the informers of workload resources to what policies can select and
 // Bindings list: a resource neither needs is not watched any more (e.g. after a `"*"` policy is
 // deleted), and one that every clause selecting it limits to named namespaces is watched in
-// those (and in the namespaces of the objects Bindings list) only.
-func (r *Reconciler) pruneWatches(ctx context.Context) error {
+// those (and in the namespaces of the objects Bindings list) only. The Binding named name is
+// taken as just written (nil: deleted), not as the cache may still hold it.
+func (r *Reconciler) pruneWatches(ctx context.Context, name string, written *controlv1alpha1.Binding) error {
 	wanted := map[string]resources.Scope{}
 	var bl controlv1alpha1.BindingList
 	if err := r.cache.List(ctx, &bl); err != nil {
 		return err
 	}
-	for i := range bl.Items {
-		for _, bo := range rules.BoundObjects(&bl.Items[i].Spec) {
+	bindings := slices.DeleteFunc(bl.Items, func(b controlv1alpha1.Binding) bool { return b.Name == name })
+	if written != nil {
+		bindings = append(bindings, *written)
+	}
+	for i := range bindings {
+		for _, bo := range rules.BoundObjects(&bindings[i].Spec) {
 			info, ok, err := r.catalog.Lookup(bo.GVR.GroupResource())
 			if err != nil {
 				return nil // uncertain: stop no watch now
