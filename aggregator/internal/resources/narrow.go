@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"slices"
@@ -33,6 +34,7 @@ func (w *Watcher) StopExcept(ctx context.Context, resources []ResourceInfo, want
 	}
 	var out []Narrowed
 	var toNamespaces []pending
+	var firstErr error
 	w.mu.Lock()
 	for _, info := range resources {
 		wt, ok := w.watches[info.GVR.String()]
@@ -56,15 +58,16 @@ func (w *Watcher) StopExcept(ctx context.Context, resources []ResourceInfo, want
 			// Cluster-wide now: start the namespaces' informers, switch once they listed.
 			regs, err := w.widen(ctx, wt, kept, kept)
 			if err != nil {
-				w.mu.Unlock()
-				return out, err
+				firstErr = cmp.Or(firstErr, err)
+				continue
 			}
+			wt.narrowing++
 			toNamespaces = append(toNamespaces, pending{wt: wt, kept: kept, widened: wt.widened, regs: regs})
 		}
 	}
 	w.mu.Unlock()
 	if len(toNamespaces) == 0 {
-		return out, nil
+		return out, firstErr
 	}
 	wctx, cancel := context.WithTimeout(ctx, w.syncTimeout)
 	defer cancel()
@@ -75,8 +78,10 @@ func (w *Watcher) StopExcept(ctx context.Context, resources []ResourceInfo, want
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for i, p := range toNamespaces {
-		if !synced[i] || p.wt.widened != p.widened || w.watches[p.wt.info.GVR.String()] != p.wt || p.wt.all == nil {
-			continue // not listed yet, or widened meanwhile: it stays cluster-wide for now
+		p.wt.narrowing--
+		if !synced[i] || p.wt.widened != p.widened || w.watches[p.wt.info.GVR.String()] != p.wt || p.wt.all == nil ||
+			slices.ContainsFunc(p.kept.Namespaces, func(ns string) bool { return p.wt.ns[ns] == nil }) {
+			continue // not listed yet, or changed meanwhile: it stays cluster-wide for now
 		}
 		w.removeInformer(ctx, w.cache, p.wt.info)
 		p.wt.all = nil
@@ -84,7 +89,7 @@ func (w *Watcher) StopExcept(ctx context.Context, resources []ResourceInfo, want
 		out = append(out, Narrowed{Info: p.wt.info, Kept: p.wt.scope()})
 		w.log.V(1).Info("watching workload resource in some namespaces only", "resource", p.wt.info.GVR.String(), "namespaces", p.wt.scope().String())
 	}
-	return out, nil
+	return out, firstErr
 }
 
 // stopNamespaces stops the namespace informers of wt whose namespace keep does not report (nil:

@@ -160,3 +160,32 @@ func TestClusterWideWhenNamespacesCannotNarrow(t *testing.T) {
 	}
 	expectScope(t, plain, deployments, "*")
 }
+
+// A resource being narrowed from cluster-wide keeps the namespaces' informers it waits for even
+// when another caller, covered by the cluster-wide informer, ensures it meanwhile.
+func TestNarrowingSurvivesConcurrentEnsure(t *testing.T) {
+	n := newNSWatcher(map[string][]string{"a": {"a1"}, "b": {"b1"}})
+	n.syncTimeout = time.Minute // the wait ends when b's informer is let list
+	ctx, key := context.Background(), deployments.GVR.String()
+	if err := n.Ensure(ctx, deployments, AllNamespaces()); err != nil {
+		t.Fatal(err)
+	}
+	n.hold, n.made = true, make(chan string, 1)
+	done := make(chan []Narrowed)
+	go func() {
+		narrowed, err := n.StopExcept(ctx, []ResourceInfo{deployments}, map[string]Scope{key: InNamespaces("b")})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- narrowed
+	}()
+	<-n.made // b's informer started, not listed
+	if err := n.Ensure(ctx, deployments, InNamespaces("a")); err != nil {
+		t.Fatal(err)
+	}
+	n.cache("b").release()
+	if narrowed := <-done; len(narrowed) != 1 || narrowed[0].Kept.String() != "b" {
+		t.Fatalf("narrowed %+v, want deployments kept in b", narrowed)
+	}
+	expectList(t, n.Watcher, deployments, "b1")
+}

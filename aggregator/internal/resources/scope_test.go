@@ -133,6 +133,8 @@ type nsWatcher struct {
 	// objects are the objects each namespace holds; hold: the namespace caches' informers do not list
 	objects map[string][]string
 	hold    bool
+	// made, if set, is told each namespace whose cache is made.
+	made chan string
 }
 
 func newNSWatcher(objects map[string][]string) *nsWatcher {
@@ -148,6 +150,9 @@ func newNSWatcher(objects map[string][]string) *nsWatcher {
 			c := newFakeCache(ns, n.objects[ns]...)
 			c.hold = n.hold
 			n.caches[ns] = c
+			if n.made != nil {
+				n.made <- ns
+			}
 			return c, nil
 		})
 	return n

@@ -54,6 +54,9 @@ type watch struct {
 	// widened counts the times the scope widened: a narrowing gives way to a widening that
 	// happened while it waited.
 	widened int
+	// narrowing: a narrowing from cluster-wide waits for the namespaces' informers, which must
+	// not be stopped as redundant meanwhile.
+	narrowing int
 }
 
 type informer struct {
@@ -128,7 +131,7 @@ func (w *Watcher) EnsureAll(ctx context.Context, wants []Want) map[schema.GroupR
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, want := range wants {
-		if wt := w.watches[want.Info.GVR.String()]; wt != nil && wt.allSynced() {
+		if wt := w.watches[want.Info.GVR.String()]; wt != nil && wt.allSynced() && wt.narrowing == 0 {
 			w.stopNamespaces(ctx, wt, nil) // the cluster-wide informer has listed: they are redundant
 		}
 	}
