@@ -124,6 +124,7 @@ func (p *parts) addControllers(mgr manager.Manager) error {
 				remove := p.metrics.AddPacer(p.pacer)
 				context.AfterFunc(ctx, remove)
 			}
+			context.AfterFunc(ctx, p.metrics.AddInformerCounts(p.watches.Informers))
 			go func() {
 				defer close(labelled)
 				p.handlers.EnqueueLabelled(ctx)

@@ -281,6 +281,19 @@ func (w *Watcher) List() []string {
 	return slices.Sorted(maps.Keys(w.watches))
 }
 
+// Informers counts the running informers: cluster-wide, and in single namespaces.
+func (w *Watcher) Informers() (cluster, namespaced int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, wt := range w.watches {
+		if wt.all != nil {
+			cluster++
+		}
+		namespaced += len(wt.ns)
+	}
+	return cluster, namespaced
+}
+
 // Scopes are the scopes of the running informers, by GVR string.
 func (w *Watcher) Scopes() map[string]Scope {
 	w.mu.Lock()

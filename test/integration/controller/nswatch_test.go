@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/statusfold/statusfold/aggregator"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -52,6 +53,7 @@ func TestNamespaceScopedWatches(t *testing.T) {
 	uid := expectResult(t, c, cm0, "nsw", a, "count-wecs", [][]string{{"1"}}).UID
 	expectWatched(t, agg, a, counts[a])
 	expectBound(t, c, "nsw", a, counts[a])
+	expectInformers(t, 0, 2) // ConfigMaps and Deployments, in A
 
 	setNamespaces(t, c, "nsw", a, b)
 	expectWatched(t, agg, a+","+b, counts[a]+counts[b])
@@ -73,6 +75,7 @@ func TestNamespaceScopedWatches(t *testing.T) {
 	// Every namespace ("*"), then back to A: through the cluster-wide informer and out of it.
 	setNamespaces(t, c, "nsw", "*")
 	expectWatched(t, agg, "*", counts[a]+counts[b]+counts[other])
+	expectInformers(t, 2, 0)
 	setNamespaces(t, c, "nsw", a)
 	expectWatched(t, agg, a, counts[a])
 	expectBound(t, c, "nsw", a, counts[a])
@@ -123,6 +126,32 @@ func expectWatched(t *testing.T, agg *aggregator.Aggregator, scope string, n int
 		cached, err := agg.CachedObjects(context.Background(), configMaps)
 		if got := agg.WatchedNamespaces()[configMaps]; err != nil || got != scope || cached != n && (scope != "*" || cached < n) {
 			return fmt.Errorf("watched in %q, %d cached (%v)", got, cached, err)
+		}
+		return nil
+	})
+}
+
+// expectInformers waits until statusfold_workload_informers says cluster informers watch
+// cluster-wide and namespaced ones in single namespaces.
+func expectInformers(t *testing.T, cluster, namespaced float64) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%v cluster-wide and %v namespace informers", cluster, namespaced), func() error {
+		mfs, err := ctrlmetrics.Registry.Gather()
+		if err != nil {
+			return err
+		}
+		got := map[string]float64{}
+		for _, mf := range mfs {
+			if mf.GetName() == "statusfold_workload_informers" {
+				for _, m := range mf.GetMetric() {
+					for _, l := range m.GetLabel() {
+						got[l.GetValue()] = m.GetGauge().GetValue()
+					}
+				}
+			}
+		}
+		if got["cluster"] != cluster || got["namespace"] != namespaced {
+			return fmt.Errorf("statusfold_workload_informers %v", got)
 		}
 		return nil
 	})
