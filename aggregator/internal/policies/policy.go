@@ -199,13 +199,12 @@ func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 			r.report.Failure(bp.Name, "ResourceNotListed", "%v; the Binding keeps its entries for %s", err, info.GVR.GroupResource())
 			continue
 		}
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(info.GVR.GroupVersion().WithKind(info.Kind + "List"))
-		if err := r.watches.Reader().List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-			return controlv1alpha1.BindingSpec{}, nil, nil, fmt.Errorf("listing %s: %w", info.GVR, err)
+		items, err := r.list(ctx, want)
+		if err != nil {
+			return controlv1alpha1.BindingSpec{}, nil, nil, err
 		}
-		for i := range list.Items {
-			o := &list.Items[i]
+		for i := range items {
+			o := &items[i]
 			objects = append(objects, rules.WorkloadObject{GVR: info.GVR, Namespaced: info.Namespaced, Namespace: o.GetNamespace(),
 				Name: o.GetName(), ResourceVersion: o.GetResourceVersion(), Labels: o.GetLabels()})
 		}
@@ -225,6 +224,25 @@ func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 		rules.KeepBound(&spec, &cur.Spec, unlisted)
 	}
 	return spec, errs, unread, nil
+}
+
+// list lists the objects of a resource in the namespaces of want's scope (every namespace: all
+// of them), through the watches' view.
+func (r *Reconciler) list(ctx context.Context, want resources.Want) ([]unstructured.Unstructured, error) {
+	namespaces := want.Scope.Namespaces
+	if want.Scope.All || !want.Info.Namespaced {
+		namespaces = []string{""}
+	}
+	var items []unstructured.Unstructured
+	for _, ns := range namespaces {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(want.Info.GVR.GroupVersion().WithKind(want.Info.Kind + "List"))
+		if err := r.watches.Reader().List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
+			return nil, fmt.Errorf("listing %s: %w", want.Info.GVR, err)
+		}
+		items = append(items, list.Items...)
+	}
+	return items, nil
 }
 
 // wanted are the resources of the catalog that some clause of bp can select, each with the
