@@ -37,6 +37,21 @@ type Aggregator struct {
 // WatchedResources lists the workload resources whose informers run, sorted.
 func (a *Aggregator) WatchedResources() []string { return a.watches.List() }
 
+// WatchedNamespaces gives, by GVR string, the namespaces the informers of each watched workload
+// resource cover: "*" for every namespace, else the namespaces joined by commas.
+func (a *Aggregator) WatchedNamespaces() map[string]string {
+	out := map[string]string{}
+	for gvr, s := range a.watches.Scopes() {
+		out[gvr] = s.String()
+	}
+	return out
+}
+
+// CachedObjects counts the objects the informers of a workload resource (by GVR string) hold.
+func (a *Aggregator) CachedObjects(ctx context.Context, gvr string) (int, error) {
+	return a.watches.Cached(ctx, gvr)
+}
+
 // Setup adds the reconciler to mgr: the ITS cluster (a separate cache, reading only this WDS's
 // WorkStatuses), the field indexes, and the three controllers (setup.go: buildParts,
 // addControllers), which run while the manager leads. Start mgr afterwards.

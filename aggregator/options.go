@@ -116,6 +116,10 @@ type Options struct {
 	// resource.customizations.health.<group>_<kind> entries are Lua health checks, in front of
 	// Argo CD's own (docs/aggregation.md, "Lua health checks"). Empty: Argo CD's checks only.
 	LuaHealthConfigMap string
+	// ClusterWideWatches watches every workload resource cluster-wide; without it a resource
+	// that every clause selecting it limits to named namespaces is watched in those only
+	// (docs/security.md, "Reads").
+	ClusterWideWatches bool
 }
 
 // Defaults of the status size cap and the object's evaluation budget.

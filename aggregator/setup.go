@@ -9,6 +9,7 @@ import (
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -80,6 +81,9 @@ func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog 
 		ServesAggregationPolicies: servesAggregationPolicies(mgr, log), Report: p.report})
 	p.watches = resources.NewWatcher(wds, opts.WatchSyncTimeout, p.handlers.Workload, log).
 		WithAccess(resources.Access{WatchSecrets: opts.WatchSecrets, Probe: listProbe(live)})
+	if !opts.ClusterWideWatches {
+		p.watches.WithNamespaceCaches(namespaceCaches(mgr))
+	}
 	w := writer.New(mgr.GetClient(), opts.Schemas, failures, p.metrics, pacer, log, recorder)
 	budgets := writer.NewBudgets(opts.SizeBudget)
 	in := inputs.New(inputs.Config{Cache: wds, Live: live, Catalog: catalog, Watches: p.watches, Orphans: orphans,
@@ -131,6 +135,7 @@ func (p *parts) addControllers(mgr manager.Manager) error {
 				remove := p.metrics.AddPacer(p.pacer)
 				context.AfterFunc(ctx, remove)
 			}
+			context.AfterFunc(ctx, p.metrics.AddInformerCounts(p.watches.Informers))
 			go func() {
 				defer close(labelled)
 				p.handlers.EnqueueLabelled(ctx)
@@ -150,7 +155,7 @@ func (p *parts) addControllers(mgr manager.Manager) error {
 	if err != nil {
 		return err
 	}
-	for _, c := range []manager.Runnable{objectsC, policiesC, kindsC} {
+	for _, c := range []manager.Runnable{objectsC, policiesC, kindsC, p.watches} {
 		if err := mgr.Add(c); err != nil {
 			return err
 		}
@@ -167,5 +172,14 @@ func listProbe(live client.Reader) func(context.Context, resources.ResourceInfo)
 		l := &metav1.PartialObjectMetadataList{}
 		l.SetGroupVersionKind(info.GVR.GroupVersion().WithKind(info.Kind + "List"))
 		return live.List(ctx, l, client.Limit(1))
+	}
+}
+
+// namespaceCaches makes the caches of single namespaces in which the Watcher runs the informers
+// of resources selected in named namespaces only: the manager's scheme, mapper and HTTP client.
+func namespaceCaches(mgr manager.Manager) resources.NewNamespaceCache {
+	return func(ns string) (cache.Cache, error) {
+		return cache.New(mgr.GetConfig(), cache.Options{HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(),
+			Mapper: mgr.GetRESTMapper(), DefaultNamespaces: map[string]cache.Config{ns: {}}})
 	}
 }

@@ -118,6 +118,8 @@ func (o *managerOptions) register(f *pflag.FlagSet) {
 		"largest encoded size in bytes of a CombinedStatus, or of a workload object with its returned status, that statusfold writes; over it the content is trimmed and says so (default: 1 MiB, for etcd's default 1.5 MiB request limit; lower it for an etcd with a lower --max-request-bytes)")
 	f.StringVar(&o.webhookURL, "wds-webhook-url", "",
 		"with --kubeflex and a WDS that is not the hosting cluster: the base URL the WDS calls the webhooks at (default https://<--webhook-service>.<--namespace>.svc:443); the built-in serving certificate is made valid for its host")
+	f.BoolVar(&cfg.ClusterWideWatches, "cluster-wide-watches", false,
+		"watch every workload resource cluster-wide (off: a resource that every BindingPolicy clause selecting it limits to named namespaces is watched in those namespaces only)")
 	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the namespace statusfold runs in (for builtin certificates; default $POD_NAMESPACE)")
 	gofs := flag.NewFlagSet("log", flag.ContinueOnError)
 	o.logConfig.AddFlags(gofs)

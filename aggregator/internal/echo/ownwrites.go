@@ -146,13 +146,18 @@ func (w *OwnWrites) Forget(key string) {
 
 // ForgetResource forgets every object of a resource (its informer stopped: no delete event will
 // come for them).
-func (w *OwnWrites) ForgetResource(gr schema.GroupResource) {
+func (w *OwnWrites) ForgetResource(gr schema.GroupResource) { w.ForgetResourceOutside(gr, nil) }
+
+// ForgetResourceOutside forgets the objects of a resource whose namespace kept does not report
+// (nil: every object): the informers of the other namespaces stopped.
+func (w *OwnWrites) ForgetResourceOutside(gr schema.GroupResource, kept func(namespace string) bool) {
 	prefix := rules.ObjectKey{Group: gr.Group, Resource: gr.Resource}.String()
 	prefix = strings.TrimSuffix(prefix, "/") // group/resource/
 	w.mu.Lock()
 	var held []heldEvent
 	for k, o := range w.m {
-		if strings.HasPrefix(k, prefix) {
+		rest, ok := strings.CutPrefix(k, prefix)
+		if ns, _, _ := strings.Cut(rest, "/"); ok && (kept == nil || !kept(ns)) {
 			held = append(held, o.held...)
 			delete(w.m, k)
 		}

@@ -88,8 +88,8 @@ func (g *Gatherer) readUID(ctx context.Context, k rules.ObjectKey) (types.UID, e
 	}
 	reader := g.live
 	var opts []client.GetOption
-	if g.watches.Watching(info) {
-		reader, opts = g.cache, []client.GetOption{client.UnsafeDisableDeepCopy}
+	if g.watches.Watching(info, k.Namespace) {
+		reader, opts = g.watches.Reader(), []client.GetOption{client.UnsafeDisableDeepCopy}
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(info.GVK())

@@ -76,12 +76,13 @@ func New(c Config) *Gatherer {
 
 // workloadWatches are the informers of workload resources (resources.Watcher).
 type workloadWatches interface {
-	// Ensure starts the resource's informer, if needed, and waits (bounded) for its first list.
-	Ensure(ctx context.Context, info resources.ResourceInfo) error
-	// EnsureAll is ensure for several resources, waited for together; an error per resource.
-	EnsureAll(ctx context.Context, infos []resources.ResourceInfo) map[schema.GroupResource]error
-	// Watching reports whether the resource's informer runs and has listed its objects.
-	Watching(info resources.ResourceInfo) bool
+	// Ensure starts the resource's informers that scope needs, if needed, and waits (bounded)
+	// for their first list.
+	Ensure(ctx context.Context, info resources.ResourceInfo, scope resources.Scope) error
+	// Watching reports whether the resource's informers cover the namespace and have listed.
+	Watching(info resources.ResourceInfo, namespace string) bool
+	// Reader reads the objects of watched resources, one view per resource.
+	Reader() client.Reader
 }
 
 var _ workloadWatches = (*resources.Watcher)(nil)
@@ -146,9 +147,9 @@ func (g *Gatherer) Gather(ctx context.Context, key rules.ObjectKey) (*Object, er
 		return in, nil // a resource that does not exist (any more): nothing to read
 	}
 	in.Info = info
-	watched := g.watches.Watching(info)
+	watched := g.watches.Watching(info, key.Namespace)
 	if len(in.Bindings) > 0 && !watched {
-		if err := g.watches.Ensure(ctx, info); err != nil {
+		if err := g.watches.Ensure(ctx, info, resources.InNamespaces(key.Namespace)); err != nil {
 			return nil, err
 		}
 		watched = true
@@ -156,7 +157,7 @@ func (g *Gatherer) Gather(ctx context.Context, key rules.ObjectKey) (*Object, er
 	_, orphan := g.orphans.LoadAndDelete(key)
 	in.orphan = orphan
 	if watched || orphan {
-		reader := g.cache
+		reader := g.watches.Reader()
 		if !watched {
 			reader = g.live
 		}

@@ -34,8 +34,8 @@ func (n notReadable) add(gr schema.GroupResource, err error) bool {
 // informer.
 func (r *Reconciler) externalNotReadable(ctx context.Context, bp *controlv1alpha1.BindingPolicy) notReadable {
 	out := notReadable{}
-	for _, info := range r.wanted(bp) {
-		out.add(info.GVR.GroupResource(), r.watches.Readable(ctx, info))
+	for _, want := range r.wanted(bp) {
+		out.add(want.Info.GVR.GroupResource(), r.watches.Readable(ctx, want.Info))
 	}
 	return out
 }

@@ -1,7 +1,7 @@
 package policies
 
 import (
-	"github.com/statusfold/statusfold/aggregator/internal/testutil"
+	"context"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -21,6 +21,7 @@ import (
 	"github.com/statusfold/statusfold/aggregator/internal/metrics"
 	"github.com/statusfold/statusfold/aggregator/internal/report"
 	"github.com/statusfold/statusfold/aggregator/internal/resources"
+	"github.com/statusfold/statusfold/aggregator/internal/testutil"
 	"github.com/statusfold/statusfold/aggregator/internal/writer"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	"github.com/statusfold/statusfold/api/scheme"
@@ -61,7 +62,7 @@ func newHarnessWith(internal bool, compiler fakeCompiler, disc *fakediscovery.Fa
 	m, log := metrics.New(), logr.Discard()
 	failures := report.NewThrottle(report.FailureWindow)
 	catalog := resources.NewCatalog(disc, time.Hour)
-	watches := resources.NewWatcher(&informertest.FakeInformers{Scheme: scheme.New()}, time.Second,
+	watches := resources.NewWatcher(readingCache{FakeInformers: &informertest.FakeInformers{Scheme: scheme.New()}, objects: h.c}, time.Second,
 		func(resources.ResourceInfo) toolscache.ResourceEventHandler {
 			return toolscache.ResourceEventHandlerFuncs{}
 		}, log).WithAccess(access)
@@ -70,6 +71,20 @@ func newHarnessWith(internal bool, compiler fakeCompiler, disc *fakediscovery.Fa
 		Compiler: compiler, Writer: w, Report: &report.Reporter{Log: log, Recorder: h.rec, Failures: failures, Kinds: catalog},
 		Metrics: m, Recorder: h.rec, Internal: internal})
 	return h
+}
+
+// readingCache is fake informers whose reads are those of the fake WDS.
+type readingCache struct {
+	*informertest.FakeInformers
+	objects client.Reader
+}
+
+func (c readingCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return c.objects.Get(ctx, key, obj, opts...)
+}
+
+func (c readingCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return c.objects.List(ctx, list, opts...)
 }
 
 func cluster(name, env string) *clusterv1.ManagedCluster {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -68,6 +69,10 @@ type Reconciler struct {
 	// read is looked at again every recheck, so its ResourcesReadable condition goes once they are.
 	requeue func(name string, after time.Duration)
 	recheck time.Duration
+
+	mu sync.Mutex
+	// generations are the policies' generations at their last reconcile (specChanged).
+	generations map[string]int64
 }
 
 // Config are a Reconciler's dependencies (see its fields of the same names).
@@ -90,7 +95,8 @@ type Config struct {
 // New returns the policies reconciler of c's dependencies.
 func New(c Config) *Reconciler {
 	return &Reconciler{cache: c.Cache, inventory: c.Inventory, wds: c.WDS, catalog: c.Catalog, watches: c.Watches, ownWrites: c.OwnWrites,
-		compiler: c.Compiler, writer: c.Writer, report: c.Report, metrics: c.Metrics, recorder: c.Recorder, internal: c.Internal}
+		compiler: c.Compiler, writer: c.Writer, report: c.Report, metrics: c.Metrics, recorder: c.Recorder, internal: c.Internal,
+		requeue: c.Requeue, recheck: c.Recheck}
 }
 
 // Reconcile resolves one BindingPolicy into its Binding (internal mode) and maintains the
@@ -102,10 +108,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, name string) error {
 		if !apierrors.IsNotFound(err) {
 			return err
 		}
-		if err := r.deleteOrphanBinding(ctx, name); err != nil {
+		kept, err := r.deleteOrphanBinding(ctx, name)
+		if err != nil {
 			return err
 		}
-		return r.pruneWatches(ctx)
+		r.mu.Lock()
+		delete(r.generations, name)
+		r.mu.Unlock()
+		return r.pruneWatches(ctx, name, kept)
 	}
 	var binding *controlv1alpha1.Binding
 	var cur controlv1alpha1.Binding
@@ -147,7 +157,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, name string) error {
 		return err
 	}
 	if binding != nil {
-		return r.applyBindingStatus(ctx, binding, conds)
+		if err := r.applyBindingStatus(ctx, binding, conds); err != nil {
+			return err
+		}
+	}
+	if r.specChanged(&bp) {
+		// The policy may select less than before: its informers may narrow.
+		return r.pruneWatches(ctx, name, binding)
 	}
 	return nil
 }
@@ -171,7 +187,8 @@ func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 	watchErrs := r.watches.EnsureAll(ctx, wanted)
 	var objects []rules.WorkloadObject
 	unlisted, unread := map[schema.GroupResource]bool{}, notReadable{}
-	for _, info := range wanted {
+	for _, want := range wanted {
+		info := want.Info
 		if err := watchErrs[info.GVR.GroupResource()]; err != nil {
 			unlisted[info.GVR.GroupResource()] = true
 			if unread.add(info.GVR.GroupResource(), err) {
@@ -183,13 +200,12 @@ func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 			r.report.Failure(bp.Name, "ResourceNotListed", "%v; the Binding keeps its entries for %s", err, info.GVR.GroupResource())
 			continue
 		}
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(info.GVR.GroupVersion().WithKind(info.Kind + "List"))
-		if err := r.cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-			return controlv1alpha1.BindingSpec{}, nil, nil, fmt.Errorf("listing %s: %w", info.GVR, err)
+		items, err := r.list(ctx, want)
+		if err != nil {
+			return controlv1alpha1.BindingSpec{}, nil, nil, err
 		}
-		for i := range list.Items {
-			o := &list.Items[i]
+		for i := range items {
+			o := &items[i]
 			objects = append(objects, rules.WorkloadObject{GVR: info.GVR, Namespaced: info.Namespaced, Namespace: o.GetNamespace(),
 				Name: o.GetName(), ResourceVersion: o.GetResourceVersion(), Labels: o.GetLabels()})
 		}
@@ -211,14 +227,32 @@ func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 	return spec, errs, unread, nil
 }
 
-// wanted are the resources of the catalog that some clause of bp can select.
-func (r *Reconciler) wanted(bp *controlv1alpha1.BindingPolicy) []resources.ResourceInfo {
-	var wanted []resources.ResourceInfo
+// list lists the objects of a resource in the namespaces of want's scope (every namespace: all
+// of them), through the watches' view.
+func (r *Reconciler) list(ctx context.Context, want resources.Want) ([]unstructured.Unstructured, error) {
+	namespaces := want.Scope.Namespaces
+	if want.Scope.All || !want.Info.Namespaced {
+		namespaces = []string{""}
+	}
+	var items []unstructured.Unstructured
+	for _, ns := range namespaces {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(want.Info.GVR.GroupVersion().WithKind(want.Info.Kind + "List"))
+		if err := r.watches.Reader().List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
+			return nil, fmt.Errorf("listing %s: %w", want.Info.GVR, err)
+		}
+		items = append(items, list.Items...)
+	}
+	return items, nil
+}
+
+// wanted are the resources of the catalog that some clause of bp can select, each with the
+// namespaces those clauses can select it in.
+func (r *Reconciler) wanted(bp *controlv1alpha1.BindingPolicy) []resources.Want {
+	var wanted []resources.Want
 	for _, info := range r.catalog.Resources(false) {
-		if slices.ContainsFunc(bp.Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
-			return rules.ClauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
-		}) {
-			wanted = append(wanted, info)
+		if scope, ok := policyScope(bp, info); ok {
+			wanted = append(wanted, resources.Want{Info: info, Scope: scope})
 		}
 	}
 	return wanted
@@ -256,26 +290,24 @@ func (r *Reconciler) applyBinding(ctx context.Context, bp *controlv1alpha1.Bindi
 }
 
 // deleteOrphanBinding deletes the Binding of a deleted policy (garbage collection does the same
-// in a full cluster; this covers control planes without it).
-func (r *Reconciler) deleteOrphanBinding(ctx context.Context, name string) error {
-	if !r.internal {
-		return nil
-	}
+// in a full cluster; this covers control planes without it) and returns the Binding that stays
+// (nil: none).
+func (r *Reconciler) deleteOrphanBinding(ctx context.Context, name string) (*controlv1alpha1.Binding, error) {
 	var b controlv1alpha1.Binding
 	if err := r.cache.Get(ctx, client.ObjectKey{Name: name}, &b); err != nil {
-		return client.IgnoreNotFound(err)
+		return nil, client.IgnoreNotFound(err)
 	}
 	owned := slices.ContainsFunc(b.OwnerReferences, func(r metav1.OwnerReference) bool {
 		return r.Kind == "BindingPolicy" && r.Name == name
 	})
-	if !owned {
-		return nil
+	if !r.internal || !owned {
+		return &b, nil
 	}
 	err := r.wds.Delete(ctx, &b, client.Preconditions{UID: &b.UID})
 	if err == nil {
 		r.metrics.Writes.WithLabelValues("binding", "delete").Inc()
 	}
-	return client.IgnoreNotFound(err)
+	return nil, client.IgnoreNotFound(err)
 }
 
 func (r *Reconciler) applyPolicyStatus(ctx context.Context, bp *controlv1alpha1.BindingPolicy, ours []controlv1alpha1.BindingPolicyCondition, errs field.ErrorList) error {
@@ -314,47 +346,4 @@ func (r *Reconciler) applyBindingStatus(ctx context.Context, b *controlv1alpha1.
 	}
 	unstructured.RemoveNestedField(u.Object, "spec")
 	return r.writer.Apply(ctx, u, "status", true, "binding-status")
-}
-
-// pruneWatches stops the informers of workload resources that no policy can select and no
-// Binding lists any more (e.g. after a `"*"` policy is deleted).
-func (r *Reconciler) pruneWatches(ctx context.Context) error {
-	wanted := map[string]bool{}
-	var bl controlv1alpha1.BindingList
-	if err := r.cache.List(ctx, &bl); err != nil {
-		return err
-	}
-	for i := range bl.Items {
-		for _, bo := range rules.BoundObjects(&bl.Items[i].Spec) {
-			info, ok, err := r.catalog.Lookup(bo.GVR.GroupResource())
-			if err != nil {
-				return nil // uncertain: stop no watch now
-			}
-			if ok {
-				wanted[info.GVR.String()] = true
-			}
-		}
-	}
-	var pl controlv1alpha1.BindingPolicyList
-	if err := r.cache.List(ctx, &pl); err != nil {
-		return err
-	}
-	resources := r.catalog.Resources(false)
-	if r.internal {
-		for i := range pl.Items {
-			for _, info := range resources {
-				if slices.ContainsFunc(pl.Items[i].Spec.Downsync, func(c controlv1alpha1.DownsyncPolicyClause) bool {
-					return rules.ClauseWantsResource(&c.DownsyncObjectTest, info.GVR.GroupResource())
-				}) {
-					wanted[info.GVR.String()] = true
-				}
-			}
-		}
-	}
-	stopped, err := r.watches.StopExcept(ctx, resources, wanted)
-	for _, info := range stopped {
-		// No delete event will come for the objects of a stopped informer.
-		r.ownWrites.ForgetResource(info.GVR.GroupResource())
-	}
-	return err
 }

@@ -112,3 +112,17 @@ func TestResourcesReadable(t *testing.T) {
 		})
 	}
 }
+
+// New keeps the requeue and its delay: without them a policy with ResourcesReadable=False would
+// not be looked at again, and the condition would stay after access came back.
+func TestNewKeepsRecheck(t *testing.T) {
+	var got time.Duration
+	r := New(Config{Requeue: func(_ string, after time.Duration) { got = after }, Recheck: 30 * time.Second})
+	if r.requeue == nil {
+		t.Fatal("New dropped Config.Requeue")
+	}
+	r.requeue("bp", r.recheck)
+	if got != 30*time.Second {
+		t.Errorf("requeued after %s, want 30s (Config.Recheck)", got)
+	}
+}

@@ -87,17 +87,19 @@ func TestEnsureWatchesWaitsInParallel(t *testing.T) {
 	stuck := ResourceInfo{GVR: schema.GroupVersionResource{Group: "down.example", Version: "v1", Resource: "stucks"}, Kind: "Stuck"}
 	c := &syncLaterCache{together: n, never: map[string]bool{stuck.Kind: true}}
 	var infos []ResourceInfo
+	var wants []Want
 	for i := range n {
 		kind := "Kind" + string(rune('A'+i%26)) + string(rune('a'+i/26))
 		infos = append(infos, ResourceInfo{GVR: schema.GroupVersionResource{Group: "g", Version: "v1", Resource: strings.ToLower(kind) + "s"}, Kind: kind})
+		wants = append(wants, Want{Info: infos[i], Scope: AllNamespaces()})
 	}
 	w := NewWatcher(c, timeout, func(ResourceInfo) toolscache.ResourceEventHandler { return nil }, logr.Discard())
 
-	if errs := w.EnsureAll(context.Background(), infos); len(errs) != 0 {
+	if errs := w.EnsureAll(context.Background(), wants); len(errs) != 0 {
 		t.Fatalf("errors %v, want none (every informer started before any wait)", errs)
 	}
 	for _, info := range infos {
-		if !w.Watching(info) {
+		if !w.Watching(info, "") {
 			t.Errorf("%s not watched and synced after ensureAll", info.GVR)
 		}
 	}
@@ -106,13 +108,13 @@ func TestEnsureWatchesWaitsInParallel(t *testing.T) {
 	}
 
 	// A second call finds every watch started and synced: no new informer.
-	if errs := w.EnsureAll(context.Background(), infos); len(errs) != 0 || len(c.started) != n {
+	if errs := w.EnsureAll(context.Background(), wants); len(errs) != 0 || len(c.started) != n {
 		t.Errorf("second call: errors %v, %d informers, want none and %d", errs, len(c.started), n)
 	}
 
 	// One resource that never lists fails, named, after the timeout; the others are unaffected.
 	began := time.Now()
-	errs := w.EnsureAll(context.Background(), append([]ResourceInfo{stuck}, infos...))
+	errs := w.EnsureAll(context.Background(), append([]Want{{Info: stuck, Scope: AllNamespaces()}}, wants...))
 	if len(errs) != 1 || errs[stuck.GVR.GroupResource()] == nil {
 		t.Fatalf("errors %v, want exactly one, for %s", errs, stuck.GVR.GroupResource())
 	}
@@ -122,7 +124,7 @@ func TestEnsureWatchesWaitsInParallel(t *testing.T) {
 	if took := time.Since(began); took < timeout {
 		t.Errorf("a stuck watch failed after %s, before the timeout %s", took, timeout)
 	}
-	if err := w.Ensure(context.Background(), infos[0]); err != nil {
+	if err := w.Ensure(context.Background(), infos[0], AllNamespaces()); err != nil {
 		t.Errorf("ensure of a synced resource: %v", err)
 	}
 }

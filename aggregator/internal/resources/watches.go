@@ -15,23 +15,71 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
 
+// MaxNamespaces is how many namespaces a resource is watched in, one informer each, before
+// it is watched cluster-wide instead (docs/security.md, "Reads").
+const MaxNamespaces = 32
+
 // Watcher runs the informers of workload resources, started when a policy can select a
 // resource or a Binding lists one of its objects, and stopped when neither holds any more
 // (the policies reconciler's pruneWatches). Their events go to handler.
+//
+// A resource is watched cluster-wide, through the WDS cache, or, when every clause that selects
+// it names its namespaces, only in those namespaces: one informer in each namespace's own
+// cache (NewNamespaceCache). Readers see one view of a resource (Reader): the cluster-wide
+// informer once it has listed, else the namespaces' informers. A scope widens by starting the
+// new informers and switching once they have listed; it narrows the same way, so the objects
+// that stay covered are never missing from the view.
 type Watcher struct {
-	cache       cache.Cache // the WDS cache
+	cache       cache.Cache // the WDS cache: cluster-wide informers
+	newCache    NewNamespaceCache
 	syncTimeout time.Duration
 	handler     func(ResourceInfo) toolscache.ResourceEventHandler
 	log         logr.Logger
 	access      Access
+	base        context.Context // the namespace caches run until it ends
+	stop        context.CancelFunc
 
-	mu   sync.Mutex
-	regs map[string]toolscache.ResourceEventHandlerRegistration // by GVR string
+	mu      sync.Mutex
+	watches map[string]*watch // by GVR string
+	byGVK   map[schema.GroupVersionKind]*watch
+	caches  map[string]*nsCache // by namespace
 }
 
+// watch is the informers of one resource: a cluster-wide one (all) or one per namespace (ns);
+// both while the scope changes, until the new ones have listed.
+type watch struct {
+	info ResourceInfo
+	all  *informer
+	ns   map[string]*informer
+	// widened counts the times the scope widened: a narrowing gives way to a widening that
+	// happened while it waited.
+	widened int
+	// narrowing: a narrowing from cluster-wide waits for the namespaces' informers, which must
+	// not be stopped as redundant meanwhile.
+	narrowing int
+}
+
+type informer struct {
+	inf cache.Informer
+	reg toolscache.ResourceEventHandlerRegistration
+}
+
+func (wt *watch) allSynced() bool { return wt.all != nil && wt.all.reg.HasSynced() }
+
+// scope is what the informers of wt cover once they have listed.
+func (wt *watch) scope() Scope {
+	if wt.all != nil {
+		return AllNamespaces()
+	}
+	return InNamespaces(slices.Collect(maps.Keys(wt.ns))...)
+}
+
+// NewWatcher returns a Watcher whose informers are cluster-wide in c; WithNamespaceCaches lets
+// it watch in single namespaces.
 func NewWatcher(c cache.Cache, syncTimeout time.Duration, handler func(ResourceInfo) toolscache.ResourceEventHandler, log logr.Logger) *Watcher {
-	return &Watcher{cache: c, syncTimeout: syncTimeout, handler: handler, log: log,
-		regs: map[string]toolscache.ResourceEventHandlerRegistration{}}
+	base, stop := context.WithCancel(context.Background())
+	return &Watcher{cache: c, syncTimeout: syncTimeout, handler: handler, log: log, base: base, stop: stop,
+		watches: map[string]*watch{}, byGVK: map[schema.GroupVersionKind]*watch{}, caches: map[string]*nsCache{}}
 }
 
 // WithAccess makes w start informers only for the resources a permits (Access) and returns w.
@@ -40,78 +88,153 @@ func (w *Watcher) WithAccess(a Access) *Watcher {
 	return w
 }
 
-// Ensure starts (once) the informer of a workload resource, connects it, and waits at most
-// syncTimeout (Options.WatchSyncTimeout) for its initial list: ensureAll of one resource.
-func (w *Watcher) Ensure(ctx context.Context, info ResourceInfo) error {
-	return w.EnsureAll(ctx, []ResourceInfo{info})[info.GVR.GroupResource()]
+// WithNamespaceCaches makes w watch a resource only in the namespaces its scope names, in the
+// caches newCache makes, and returns w. Without it every informer is cluster-wide.
+func (w *Watcher) WithNamespaceCaches(newCache NewNamespaceCache) *Watcher {
+	w.newCache = newCache
+	return w
 }
 
-// EnsureAll starts (once) the informers of workload resources and connects them, then waits for
-// all their initial lists together, under one syncTimeout: n resources cost the slowest initial
-// list, not the sum of n waits (a clause without resources selects every resource of the WDS).
-// The wait is outside any lock: a resource whose list never succeeds (a conversion webhook down,
-// an aggregated API failing) makes only the work that needs it fail — with an error naming it,
-// retried with backoff — and stalls no other. The result holds an error for each resource that
-// is not watched and synced: a *NotReadableError for one the Access does not permit.
-func (w *Watcher) EnsureAll(ctx context.Context, infos []ResourceInfo) map[schema.GroupResource]error {
+// Ensure starts (once) the informers of a workload resource that scope needs, connects them,
+// and waits at most syncTimeout (Options.WatchSyncTimeout) for their initial list: EnsureAll
+// of one resource.
+func (w *Watcher) Ensure(ctx context.Context, info ResourceInfo, scope Scope) error {
+	return w.EnsureAll(ctx, []Want{{Info: info, Scope: scope}})[info.GVR.GroupResource()]
+}
+
+// EnsureAll widens the informers of workload resources to cover their scopes (never narrows
+// them), connects the new ones, then waits for all their initial lists together, under one
+// syncTimeout: n resources cost the slowest initial list, not the sum of n waits (a clause
+// without resources selects every resource of the WDS). The wait is outside any lock: a
+// resource whose list never succeeds (a conversion webhook down, an aggregated API failing)
+// makes only the work that needs it fail — with an error naming it, retried with backoff — and
+// stalls no other. The result holds an error for each resource whose scope is not watched and
+// synced: a *NotReadableError for one the Access does not permit.
+func (w *Watcher) EnsureAll(ctx context.Context, wants []Want) map[schema.GroupResource]error {
 	errs := map[schema.GroupResource]error{}
-	regs := make([]toolscache.ResourceEventHandlerRegistration, len(infos))
-	for i, info := range infos {
-		reg, err := w.start(ctx, info)
+	regs := make([][]toolscache.ResourceEventHandlerRegistration, len(wants))
+	for i, want := range wants {
+		r, err := w.start(ctx, want)
 		if err != nil {
-			errs[info.GVR.GroupResource()] = err
+			errs[want.Info.GVR.GroupResource()] = err
 			continue
 		}
-		regs[i] = reg
+		regs[i] = r
 	}
 	wctx, cancel := context.WithTimeout(ctx, w.syncTimeout)
 	defer cancel()
-	for i, info := range infos {
-		if regs[i] != nil && !WaitSynced(wctx, regs[i]) {
-			errs[info.GVR.GroupResource()] = fmt.Errorf("watch of %s: initial list not done after %s (does listing it fail?)", info.GVR, w.syncTimeout)
+	for i, want := range wants {
+		if regs[i] != nil && !WaitSynced(wctx, regs[i]...) {
+			errs[want.Info.GVR.GroupResource()] = fmt.Errorf("watch of %s: initial list not done after %s (does listing it fail?)", want.Info.GVR, w.syncTimeout)
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, want := range wants {
+		if wt := w.watches[want.Info.GVR.String()]; wt != nil && wt.allSynced() && wt.narrowing == 0 {
+			w.stopNamespaces(ctx, wt, nil) // the cluster-wide informer has listed: they are redundant
 		}
 	}
 	return errs
 }
 
-// start starts (once) the informer of a workload resource and connects it; it does not wait.
-func (w *Watcher) start(ctx context.Context, info ResourceInfo) (toolscache.ResourceEventHandlerRegistration, error) {
-	key := info.GVR.String()
-	w.mu.Lock()
-	reg, ok := w.regs[key]
-	w.mu.Unlock()
-	if ok {
-		return reg, nil
+// normalize is the scope the informers of info must have to cover want beside what they
+// cover (cur): cluster-wide for a cluster-scoped resource, without namespace caches, or past
+// MaxNamespaces namespaces.
+func (w *Watcher) normalize(info ResourceInfo, cur, want Scope) Scope {
+	s := cur.Union(want)
+	if !info.Namespaced || w.newCache == nil || len(s.Namespaces) > MaxNamespaces {
+		return AllNamespaces()
 	}
-	// The probe is a round trip: made outside the lock.
-	if err := w.access.check(ctx, info); err != nil {
-		return nil, err
+	return s
+}
+
+// start starts the informers of a workload resource that want needs and connects them; it
+// does not wait. It returns the registrations that cover want.
+func (w *Watcher) start(ctx context.Context, want Want) ([]toolscache.ResourceEventHandlerRegistration, error) {
+	info, key := want.Info, want.Info.GVR.String()
+	w.mu.Lock()
+	_, known := w.watches[key]
+	w.mu.Unlock()
+	if !known {
+		// The probe is a round trip: made outside the lock.
+		if err := w.access.check(ctx, info); err != nil {
+			return nil, err
+		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if reg, ok := w.regs[key]; ok {
-		return reg, nil
+	wt := w.watches[key]
+	if wt == nil {
+		wt = &watch{info: info, ns: map[string]*informer{}}
+		w.watches[key], w.byGVK[info.GVK()] = wt, wt
 	}
+	regs, err := w.widen(ctx, wt, w.normalize(info, wt.scope(), want.Scope), want.Scope)
+	if wt.all == nil && len(wt.ns) == 0 {
+		delete(w.watches, key)
+		delete(w.byGVK, info.GVK())
+	}
+	return regs, err
+}
+
+// widen starts the informers of wt that target needs and returns the registrations that cover
+// want. w.mu is held.
+func (w *Watcher) widen(ctx context.Context, wt *watch, target, want Scope) ([]toolscache.ResourceEventHandlerRegistration, error) {
+	if target.All {
+		if wt.all == nil {
+			inf, err := w.informer(ctx, w.cache, wt.info)
+			if err != nil {
+				return nil, err
+			}
+			wt.all = inf
+			wt.widened++
+			w.log.V(1).Info("watching workload resource", "resource", wt.info.GVR.String(), "namespaces", "*")
+		}
+		return []toolscache.ResourceEventHandlerRegistration{wt.all.reg}, nil
+	}
+	var regs []toolscache.ResourceEventHandlerRegistration
+	for _, ns := range want.Namespaces {
+		if inf, ok := wt.ns[ns]; ok {
+			regs = append(regs, inf.reg)
+			continue
+		}
+		nc, err := w.namespaceCache(ns)
+		if err != nil {
+			return nil, err
+		}
+		inf, err := w.informer(ctx, nc.cache, wt.info)
+		if err != nil {
+			w.releaseNamespaceCache(ns)
+			return nil, err
+		}
+		wt.ns[ns] = inf
+		wt.widened++
+		regs = append(regs, inf.reg)
+		w.log.V(1).Info("watching workload resource", "resource", wt.info.GVR.String(), "namespace", ns)
+	}
+	return regs, nil
+}
+
+// informer starts the informer of info in c, without waiting, and connects it to the handler.
+func (w *Watcher) informer(ctx context.Context, c cache.Cache, info ResourceInfo) (*informer, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(info.GVK())
-	inf, err := w.cache.GetInformer(ctx, u, cache.BlockUntilSynced(false))
+	inf, err := c.GetInformer(ctx, u, cache.BlockUntilSynced(false))
 	if err != nil {
-		return nil, fmt.Errorf("informer for %s: %w", key, err)
+		return nil, fmt.Errorf("informer for %s: %w", info.GVR, err)
 	}
-	reg, err = inf.AddEventHandler(w.handler(info))
+	reg, err := inf.AddEventHandler(w.handler(info))
 	if err != nil {
-		return nil, fmt.Errorf("informer for %s: %w", key, err)
+		return nil, fmt.Errorf("informer for %s: %w", info.GVR, err)
 	}
-	w.regs[key] = reg
-	w.log.V(1).Info("watching workload resource", "resource", key)
-	return reg, nil
+	return &informer{inf: inf, reg: reg}, nil
 }
 
 // Readable returns a *NotReadableError when the resource's informer may not start (Access),
 // without starting it; nil when it runs or may start.
 func (w *Watcher) Readable(ctx context.Context, info ResourceInfo) error {
 	w.mu.Lock()
-	_, ok := w.regs[info.GVR.String()]
+	_, ok := w.watches[info.GVR.String()]
 	w.mu.Unlock()
 	if ok {
 		return nil
@@ -135,40 +258,49 @@ func WaitSynced(ctx context.Context, regs ...toolscache.ResourceEventHandlerRegi
 	return true
 }
 
-// Watching reports whether the resource's informer runs and has listed its objects.
-func (w *Watcher) Watching(info ResourceInfo) bool {
-	w.mu.Lock()
-	reg, ok := w.regs[info.GVR.String()]
-	w.mu.Unlock()
-	return ok && reg.HasSynced()
-}
-
-// StopExcept stops the informers of the resources (among those given) that are not wanted (by
-// GVR string) and returns the resources it stopped.
-func (w *Watcher) StopExcept(ctx context.Context, resources []ResourceInfo, wanted map[string]bool) ([]ResourceInfo, error) {
+// Watching reports whether the resource's informers cover the namespace (ignored for a
+// cluster-scoped resource) and have listed its objects.
+func (w *Watcher) Watching(info ResourceInfo, namespace string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var stopped []ResourceInfo
-	for _, info := range resources {
-		key := info.GVR.String()
-		if _, ok := w.regs[key]; !ok || wanted[key] {
-			continue
-		}
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(info.GVK())
-		if err := w.cache.RemoveInformer(ctx, u); err != nil {
-			return stopped, err
-		}
-		delete(w.regs, key)
-		stopped = append(stopped, info)
-		w.log.V(1).Info("stopped watching workload resource", "resource", key)
+	wt, ok := w.watches[info.GVR.String()]
+	if !ok {
+		return false
 	}
-	return stopped, nil
+	if wt.allSynced() {
+		return true
+	}
+	inf, ok := wt.ns[namespace]
+	return ok && info.Namespaced && inf.reg.HasSynced()
 }
 
 // List is the GVR strings of the running informers, sorted.
 func (w *Watcher) List() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return slices.Sorted(maps.Keys(w.regs))
+	return slices.Sorted(maps.Keys(w.watches))
+}
+
+// Informers counts the running informers: cluster-wide, and in single namespaces.
+func (w *Watcher) Informers() (cluster, namespaced int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, wt := range w.watches {
+		if wt.all != nil {
+			cluster++
+		}
+		namespaced += len(wt.ns)
+	}
+	return cluster, namespaced
+}
+
+// Scopes are the scopes of the running informers, by GVR string.
+func (w *Watcher) Scopes() map[string]Scope {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[string]Scope, len(w.watches))
+	for k, wt := range w.watches {
+		out[k] = wt.scope()
+	}
+	return out
 }

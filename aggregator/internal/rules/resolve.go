@@ -45,6 +45,18 @@ func ClauseWantsResource(t *controlv1alpha1.DownsyncObjectTest, gr schema.GroupR
 	return matchAll(t.Resources) || slices.Contains(t.Resources, gr.Resource)
 }
 
+// ClauseNamespaces returns the namespaces outside which a downsync clause that wants a
+// namespaced resource matches none of its objects: those it names (all false), or every
+// namespace (all true) when it names none or "*". A clause that selects namespaces by label
+// only (namespaceSelectors) can match in any namespace, now or after a namespace's labels
+// change: all is true (docs/security.md, "Reads").
+func ClauseNamespaces(t *controlv1alpha1.DownsyncObjectTest) (namespaces []string, all bool) {
+	if matchAll(t.Namespaces) {
+		return nil, true
+	}
+	return t.Namespaces, false
+}
+
 // selectorsMatch reports whether any of sels matches set. Invalid selectors match nothing and
 // are reported as field errors at fldPath.
 func selectorsMatch(sels []metav1.LabelSelector, set map[string]string, fldPath *field.Path) (bool, field.ErrorList) {
