@@ -84,7 +84,8 @@ type Expect struct {
 }
 
 // AdmissionExpect is what the JSON entry points do with a case: refuse it with a message
-// containing Refused (alternatives separated by "||"), or accept it.
+// containing Refused (alternatives separated by "||"), or accept it; with both set, either (a
+// check that a deadline may or may not stop, depending on the machine's speed).
 type AdmissionExpect struct {
 	Refused  string `yaml:"refused"`
 	Accepted bool   `yaml:"accepted"`

@@ -103,7 +103,7 @@ func (e entryCase) refusalExpected() (must, mayBe bool) {
 func (e entryCase) checkRefusal(msg string, refused bool) error {
 	if a := e.Expect.Admission; a != nil {
 		switch {
-		case refused && a.Accepted:
+		case refused && a.Accepted && a.Refused == "":
 			return fmt.Errorf("refused, want accepted: %.600s", msg)
 		case !refused && !a.Accepted:
 			return fmt.Errorf("accepted, want refused with %q", a.Refused)
