@@ -76,6 +76,19 @@ type Expect struct {
 	MayReject bool `yaml:"mayReject"`
 	// Nothing says the aggregation result is nil: nothing to write.
 	Nothing bool `yaml:"nothing"`
+	// Admission, when set, replaces Errors and MayReject for the entry points that take the
+	// object as JSON (the admission webhooks through the apiserver, `statusfold validate`): the
+	// apiserver's schema or request size limit may refuse first, and JSON cannot carry bytes that
+	// are not UTF-8.
+	Admission *AdmissionExpect `yaml:"admission"`
+}
+
+// AdmissionExpect is what the JSON entry points do with a case: refuse it with a message
+// containing Refused (alternatives separated by "||"), or accept it; with both set, either (a
+// check that a deadline may or may not stop, depending on the machine's speed).
+type AdmissionExpect struct {
+	Refused  string `yaml:"refused"`
+	Accepted bool   `yaml:"accepted"`
 }
 
 // ExpectedError is one field error: its path, its type (as field.ErrorType prints, e.g.
