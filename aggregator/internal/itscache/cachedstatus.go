@@ -53,9 +53,16 @@ type unreadableStatus struct{ err error }
 type OversizeError struct {
 	Size int // bytes of the status's JSON
 	Max  int // the cap
+	// KeyRunes, when not 0, is the length in characters of a key too long for a server-side
+	// apply body (MaxApplyKeyRunes): the status is under the cap, but could not be written back.
+	KeyRunes int
 }
 
 func (e *OversizeError) Error() string {
+	if e.KeyRunes > 0 {
+		return fmt.Sprintf("status not evaluated: the reported status has a key of %d characters, over the %d a server-side apply accepts",
+			e.KeyRunes, MaxApplyKeyRunes)
+	}
 	return fmt.Sprintf("status not evaluated: the reported status is %d bytes, over the cap of %d bytes on a reported status", e.Size, e.Max)
 }
 
@@ -113,6 +120,8 @@ func decodeCachedStatus(ws *controlv1alpha1.WorkStatus, maxBytes int) {
 	}
 	if n := len(ws.Status.Raw); maxBytes > 0 && n > maxBytes {
 		d.value = &unreadableStatus{err: &OversizeError{Size: n, Max: maxBytes}}
+	} else if k := longKey(ws.Status.Raw); k > 0 {
+		d.value = &unreadableStatus{err: &OversizeError{Size: n, Max: maxBytes, KeyRunes: k}}
 	} else if n > 0 {
 		// A status is an object: compactjson decodes it straight from its JSON. Anything else,
 		// and JSON it rejects, is decoded as the engines decode JSON (for their error).
