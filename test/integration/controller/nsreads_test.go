@@ -24,7 +24,8 @@ import (
 // every resource cluster-wide, and a Role reading ConfigMaps in namespace a only
 // (docs/security.md, "Reads"): a policy that selects ConfigMaps in a is resolved and its
 // CombinedStatus written, without ResourcesReadable=False; one that selects them in b gets the
-// condition naming b, and loses it once a Role grants the reads in b.
+// condition naming b, and one that selects them in a and b gets it too while a's objects are
+// resolved; both lose it once a Role grants the reads in b.
 func TestNamespacedReadsOnly(t *testing.T) {
 	cp := framework.RunControlPlane(t)
 	c := cp.Client
@@ -46,6 +47,10 @@ func TestNamespacedReadsOnly(t *testing.T) {
 
 	create(t, c, policy("in-b", []string{"wec1"}, clause("", "configmaps", "b", nil, collectors("count-wecs"))))
 	expectReadable(t, c, "in-b", "in namespace b")
+	inBoth := func(c *controlv1alpha1.DownsyncPolicyClause) { c.Namespaces = []string{"a", "b"} }
+	create(t, c, policy("in-both", []string{"wec1"}, clause("", "configmaps", "", nil, inBoth)))
+	expectReadable(t, c, "in-both", "in namespace b")
+	expectBound(t, c, "in-both", "a", 1) // a is resolved all the same
 	if cond, err := readableCondition(c, "in-a"); err != nil || cond != nil {
 		t.Errorf("in-a: ResourcesReadable %+v (%v); want none", cond, err)
 	}
@@ -53,6 +58,8 @@ func TestNamespacedReadsOnly(t *testing.T) {
 	readConfigMapsIn(t, c, "b")
 	expectReadable(t, c, "in-b", "")
 	expectBound(t, c, "in-b", "b", 1)
+	expectReadable(t, c, "in-both", "")
+	expectBound(t, c, "in-both", "b", 1)
 	expectResult(t, c, configMap(t, c, "b", "cm0"), "in-b", "b", "count-wecs", [][]string{{"1"}})
 }
 
