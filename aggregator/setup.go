@@ -165,13 +165,15 @@ func (p *parts) addControllers(mgr manager.Manager) error {
 	return nil
 }
 
-// listProbe lists at most one object's metadata of a resource with the manager's identity, live:
-// the Watcher's Access asks it before an informer starts (a Forbidden list keeps it from starting).
-func listProbe(live client.Reader) func(context.Context, resources.ResourceInfo) error {
-	return func(ctx context.Context, info resources.ResourceInfo) error {
+// listProbe lists at most one object's metadata of a resource with the manager's identity, live,
+// in the namespace of the informer to start ("": cluster-wide, so a Role there suffices for an
+// informer of one namespace): the Watcher's Access asks it before an informer starts (a Forbidden
+// list keeps it from starting).
+func listProbe(live client.Reader) func(context.Context, resources.ResourceInfo, string) error {
+	return func(ctx context.Context, info resources.ResourceInfo, namespace string) error {
 		l := &metav1.PartialObjectMetadataList{}
 		l.SetGroupVersionKind(info.GVR.GroupVersion().WithKind(info.Kind + "List"))
-		return live.List(ctx, l, client.Limit(1))
+		return live.List(ctx, l, client.InNamespace(namespace), client.Limit(1))
 	}
 }
 

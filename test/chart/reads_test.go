@@ -32,8 +32,8 @@ func readRules(t *testing.T, objs map[string]*unstructured.Unstructured) []strin
 }
 
 // TestReadsValue: by default the manager reads every resource (RBAC cannot leave Secrets out);
-// the value `reads` replaces that rule by the groups and resources it lists, and nothing else
-// changes. watchSecrets adds --watch-secrets; managerGuard.enabled=false leaves the guard out.
+// the value `reads` replaces that rule by the groups and resources it lists (none: the empty
+// list), and nothing else changes. watchSecrets adds --watch-secrets; managerGuard.enabled=false leaves the guard out.
 func TestReadsValue(t *testing.T) {
 	requireTools(t)
 	def := readRules(t, render(t))
@@ -52,6 +52,10 @@ func TestReadsValue(t *testing.T) {
 	}
 	if d, n := others(def), others(narrow); !slices.Equal(d, n) {
 		t.Errorf("the other read rules changed:\ndefault  %v\nnarrowed %v", d, n)
+	}
+	// None: reads by namespaced Roles only (docs/security.md, "Reads by namespaced Roles only").
+	if none := readRules(t, render(t, "--set-json", "reads=[]")); !slices.Equal(none, others(def)) {
+		t.Errorf("reads=[]: read rules %v, want only the others %v", none, others(def))
 	}
 
 	args := func(objs map[string]*unstructured.Unstructured) string {

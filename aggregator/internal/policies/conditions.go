@@ -35,7 +35,7 @@ func (n notReadable) add(gr schema.GroupResource, err error) bool {
 func (r *Reconciler) externalNotReadable(ctx context.Context, bp *controlv1alpha1.BindingPolicy) notReadable {
 	out := notReadable{}
 	for _, want := range r.wanted(bp) {
-		out.add(want.Info.GVR.GroupResource(), r.watches.Readable(ctx, want.Info))
+		out.add(want.Info.GVR.GroupResource(), r.watches.Readable(ctx, want))
 	}
 	return out
 }

@@ -186,19 +186,18 @@ func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 	// All watches start at once and are waited for together.
 	watchErrs := r.watches.EnsureAll(ctx, wanted)
 	var objects []rules.WorkloadObject
-	unlisted, unread := map[schema.GroupResource]bool{}, notReadable{}
+	unlisted, unread, deniedIn := map[schema.GroupResource]bool{}, notReadable{}, map[schema.GroupResource][]string{}
 	for _, want := range wanted {
-		info := want.Info
-		if err := watchErrs[info.GVR.GroupResource()]; err != nil {
-			unlisted[info.GVR.GroupResource()] = true
-			if unread.add(info.GVR.GroupResource(), err) {
-				r.metrics.Errors.WithLabelValues("read-access").Inc()
-				r.report.Failure(bp.Name, "ResourceNotReadable", "%v; the Binding keeps its entries for %s", err, info.GVR.GroupResource())
-				continue
-			}
-			r.metrics.Errors.WithLabelValues("watch").Inc()
-			r.report.Failure(bp.Name, "ResourceNotListed", "%v; the Binding keeps its entries for %s", err, info.GVR.GroupResource())
+		info, gr := want.Info, want.Info.GVR.GroupResource()
+		want, denied, err := r.readablePart(want, watchErrs[gr])
+		if err != nil {
+			unlisted[gr] = true
+			r.watchFailed(bp.Name, gr, err, unread, "")
 			continue
+		}
+		if denied != nil {
+			deniedIn[gr] = denied
+			r.watchFailed(bp.Name, gr, watchErrs[gr], unread, " in "+strings.Join(denied, ", "))
 		}
 		items, err := r.list(ctx, want)
 		if err != nil {
@@ -223,8 +222,42 @@ func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 	}
 	if cur != nil {
 		rules.KeepBound(&spec, &cur.Spec, unlisted)
+		rules.KeepBoundWhere(&spec, &cur.Spec, func(gr schema.GroupResource, ns string) bool {
+			return !unlisted[gr] && slices.Contains(deniedIn[gr], ns)
+		})
 	}
 	return spec, errs, unread, nil
+}
+
+// readablePart narrows want to the namespaces whose informers run when err (from the watches)
+// says that only some of its namespaces may not be read: the objects of the others are resolved,
+// and the Binding keeps its entries in those (denied). Otherwise want and err are returned as
+// they are.
+func (r *Reconciler) readablePart(want resources.Want, err error) (resources.Want, []string, error) {
+	nr, ok := resources.IsNotReadable(err)
+	if !ok || len(nr.Namespaces) == 0 || want.Scope.All || !want.Info.Namespaced {
+		return want, nil, err
+	}
+	rest := slices.DeleteFunc(slices.Clone(want.Scope.Namespaces), func(ns string) bool { return slices.Contains(nr.Namespaces, ns) })
+	for _, ns := range rest {
+		if !r.watches.Watching(want.Info, ns) {
+			return want, nil, err // not listed yet: nothing of the resource is resolved
+		}
+	}
+	want.Scope = resources.InNamespaces(rest...)
+	return want, nr.Namespaces, nil
+}
+
+// watchFailed records err, why the objects of gr are not listed (where: in some namespaces only),
+// and reports it.
+func (r *Reconciler) watchFailed(policy string, gr schema.GroupResource, err error, unread notReadable, where string) {
+	if unread.add(gr, err) {
+		r.metrics.Errors.WithLabelValues("read-access").Inc()
+		r.report.Failure(policy, "ResourceNotReadable", "%v; the Binding keeps its entries for %s%s", err, gr, where)
+		return
+	}
+	r.metrics.Errors.WithLabelValues("watch").Inc()
+	r.report.Failure(policy, "ResourceNotListed", "%v; the Binding keeps its entries for %s", err, gr)
 }
 
 // list lists the objects of a resource in the namespaces of want's scope (every namespace: all

@@ -48,7 +48,7 @@ func secretsPolicy() *controlv1alpha1.BindingPolicy {
 // resource whose list is Forbidden, gets ResourcesReadable=False naming it, and its Binding keeps
 // the entry it had for it; once the resource is read, the condition goes.
 func TestResourcesReadable(t *testing.T) {
-	forbidden := func(context.Context, resources.ResourceInfo) error {
+	forbidden := func(context.Context, resources.ResourceInfo, string) error {
 		return apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "", errors.New("RBAC: not allowed"))
 	}
 	readable := &controlv1alpha1.BindingPolicyCondition{Type: controlv1alpha1.ConditionResourcesReadable, Status: corev1.ConditionFalse}

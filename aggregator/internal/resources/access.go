@@ -1,9 +1,11 @@
 package resources
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -26,15 +28,25 @@ type NotReadableError struct {
 	GR     schema.GroupResource
 	Reason string
 	Err    error // the apiserver's answer, for ReasonForbidden
+	// Namespaces are the namespaces whose list was Forbidden, for an informer of single
+	// namespaces; none: the cluster-wide list was.
+	Namespaces []string
 }
 
 func (e *NotReadableError) Error() string {
 	switch e.Reason {
 	case ReasonNotOptedIn:
 		return fmt.Sprintf("%s are not watched: statusfold reads them only when opted in (manager flag --watch-secrets, chart value watchSecrets)", e.GR)
-	default:
-		return fmt.Sprintf("%s may not be listed by statusfold's identity: %v", e.GR, e.Err)
+	case ReasonForbidden:
+		switch len(e.Namespaces) {
+		case 0:
+		case 1:
+			return fmt.Sprintf("%s may not be listed by statusfold's identity in namespace %s: %v", e.GR, e.Namespaces[0], e.Err)
+		default:
+			return fmt.Sprintf("%s may not be listed by statusfold's identity in namespaces %s: %v", e.GR, strings.Join(e.Namespaces, ", "), e.Err)
+		}
 	}
+	return fmt.Sprintf("%s may not be listed by statusfold's identity: %v", e.GR, e.Err)
 }
 
 // IsNotReadable returns the NotReadableError in err's chain, if any.
@@ -49,13 +61,17 @@ type Access struct {
 	// WatchSecrets opts Secrets in; without it they are never watched or cached.
 	WatchSecrets bool
 	// Probe, when set, lists at most one object of a resource with the manager's identity
-	// before its informer starts; a Forbidden answer keeps the informer from starting (an
-	// informer would retry the list forever). Other errors are left to the informer.
-	Probe func(ctx context.Context, info ResourceInfo) error
+	// before its informer starts: in the namespace of an informer of a single namespace, so
+	// that a Role there suffices; cluster-wide ("") for a cluster-wide informer. A Forbidden
+	// answer keeps the informer from starting (an informer would retry the list forever).
+	// Other errors are left to the informer.
+	Probe func(ctx context.Context, info ResourceInfo, namespace string) error
 }
 
-// check returns a NotReadableError when info's informer must not start, else nil.
-func (a Access) check(ctx context.Context, info ResourceInfo) error {
+// check returns a NotReadableError when an informer of info may not start: cluster-wide when
+// all, else in the namespaces it names (Namespaces; the others may start); nil when every
+// informer may. Nothing is probed when all is false and namespaces is empty.
+func (a Access) check(ctx context.Context, info ResourceInfo, all bool, namespaces []string) *NotReadableError {
 	gr := info.GVR.GroupResource()
 	if gr == Secrets && !a.WatchSecrets {
 		return &NotReadableError{GR: gr, Reason: ReasonNotOptedIn}
@@ -63,8 +79,21 @@ func (a Access) check(ctx context.Context, info ResourceInfo) error {
 	if a.Probe == nil {
 		return nil
 	}
-	if err := a.Probe(ctx, info); apierrors.IsForbidden(err) {
-		return &NotReadableError{GR: gr, Reason: ReasonForbidden, Err: err}
+	if all {
+		if err := a.Probe(ctx, info, ""); apierrors.IsForbidden(err) {
+			return &NotReadableError{GR: gr, Reason: ReasonForbidden, Err: err}
+		}
+		return nil
 	}
-	return nil
+	var denied []string
+	var first error
+	for _, ns := range namespaces {
+		if err := a.Probe(ctx, info, ns); apierrors.IsForbidden(err) {
+			denied, first = append(denied, ns), cmp.Or(first, err)
+		}
+	}
+	if len(denied) == 0 {
+		return nil
+	}
+	return &NotReadableError{GR: gr, Reason: ReasonForbidden, Err: first, Namespaces: denied}
 }

@@ -117,14 +117,13 @@ func (w *Watcher) EnsureAll(ctx context.Context, wants []Want) map[schema.GroupR
 		r, err := w.start(ctx, want)
 		if err != nil {
 			errs[want.Info.GVR.GroupResource()] = err
-			continue
 		}
-		regs[i] = r
+		regs[i] = r // the namespaces it may read, when others are Forbidden
 	}
 	wctx, cancel := context.WithTimeout(ctx, w.syncTimeout)
 	defer cancel()
 	for i, want := range wants {
-		if regs[i] != nil && !WaitSynced(wctx, regs[i]...) {
+		if regs[i] != nil && !WaitSynced(wctx, regs[i]...) && errs[want.Info.GVR.GroupResource()] == nil {
 			errs[want.Info.GVR.GroupResource()] = fmt.Errorf("watch of %s: initial list not done after %s (does listing it fail?)", want.Info.GVR, w.syncTimeout)
 		}
 	}
@@ -150,19 +149,32 @@ func (w *Watcher) normalize(info ResourceInfo, cur, want Scope) Scope {
 }
 
 // start starts the informers of a workload resource that want needs and connects them; it
-// does not wait. It returns the registrations that cover want.
+// does not wait. It returns the registrations that cover want, and a *NotReadableError when
+// the Access forbids some: the informers of the namespaces it permits start all the same.
 func (w *Watcher) start(ctx context.Context, want Want) ([]toolscache.ResourceEventHandlerRegistration, error) {
 	info, key := want.Info, want.Info.GVR.String()
 	w.mu.Lock()
-	_, known := w.watches[key]
+	all, namespaces := w.toProbe(info, want.Scope)
 	w.mu.Unlock()
-	if !known {
-		// The probe is a round trip: made outside the lock.
-		if err := w.access.check(ctx, info); err != nil {
-			return nil, err
+	// The probes are round trips: made outside the lock.
+	denied := w.access.check(ctx, info, all, namespaces)
+	if denied != nil && len(denied.Namespaces) == 0 {
+		return nil, denied
+	}
+	if denied != nil {
+		want.Scope = InNamespaces(slices.DeleteFunc(slices.Clone(want.Scope.Namespaces), func(ns string) bool {
+			return slices.Contains(denied.Namespaces, ns)
+		})...)
+		if want.Scope.Empty() {
+			return nil, denied
 		}
 	}
 	w.mu.Lock()
+	if again, _ := w.toProbe(info, want.Scope); again && !all {
+		// Namespaces added meanwhile make it cluster-wide: that list is probed first.
+		w.mu.Unlock()
+		return w.start(ctx, want)
+	}
 	defer w.mu.Unlock()
 	wt := w.watches[key]
 	if wt == nil {
@@ -174,7 +186,29 @@ func (w *Watcher) start(ctx context.Context, want Want) ([]toolscache.ResourceEv
 		delete(w.watches, key)
 		delete(w.byGVK, info.GVK())
 	}
+	if err == nil && denied != nil {
+		err = denied
+	}
 	return regs, err
+}
+
+// toProbe is what the Access must permit before the informers of info cover want: a new
+// cluster-wide informer (all), else the namespaces of want that have no informer yet. The
+// informers already running were permitted. w.mu is held.
+func (w *Watcher) toProbe(info ResourceInfo, want Scope) (all bool, namespaces []string) {
+	wt := w.watches[info.GVR.String()]
+	if wt == nil {
+		wt = &watch{}
+	}
+	if w.normalize(info, wt.scope(), want).All {
+		return wt.all == nil, nil
+	}
+	for _, ns := range want.Namespaces {
+		if wt.ns[ns] == nil {
+			namespaces = append(namespaces, ns)
+		}
+	}
+	return false, namespaces
 }
 
 // widen starts the informers of wt that target needs and returns the registrations that cover
@@ -230,16 +264,16 @@ func (w *Watcher) informer(ctx context.Context, c cache.Cache, info ResourceInfo
 	return &informer{inf: inf, reg: reg}, nil
 }
 
-// Readable returns a *NotReadableError when the resource's informer may not start (Access),
-// without starting it; nil when it runs or may start.
-func (w *Watcher) Readable(ctx context.Context, info ResourceInfo) error {
+// Readable returns a *NotReadableError when the informers of want may not start (Access) where
+// they do not run yet, without starting them; nil when they run or may start.
+func (w *Watcher) Readable(ctx context.Context, want Want) error {
 	w.mu.Lock()
-	_, ok := w.watches[info.GVR.String()]
+	all, namespaces := w.toProbe(want.Info, want.Scope)
 	w.mu.Unlock()
-	if ok {
-		return nil
+	if nr := w.access.check(ctx, want.Info, all, namespaces); nr != nil {
+		return nr
 	}
-	return w.access.check(ctx, info)
+	return nil
 }
 
 // WaitSynced waits until every registration has been given its informer's initial list, or ctx

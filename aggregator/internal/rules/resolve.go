@@ -209,16 +209,25 @@ func sortWorkload(spec *controlv1alpha1.BindingSpec) {
 // KeepBound adds to spec the objects that cur (the Binding as written) lists for the resources in
 // unknown, unchanged: resources whose objects cannot be listed now keep their last known entries.
 func KeepBound(spec, cur *controlv1alpha1.BindingSpec, unknown map[schema.GroupResource]bool) {
-	if cur == nil || len(unknown) == 0 {
+	if len(unknown) == 0 {
+		return
+	}
+	KeepBoundWhere(spec, cur, func(gr schema.GroupResource, _ string) bool { return unknown[gr] })
+}
+
+// KeepBoundWhere adds to spec the objects that cur lists whose resource and namespace ("" for a
+// cluster-scoped object) keep reports, unchanged: KeepBound of single namespaces.
+func KeepBoundWhere(spec, cur *controlv1alpha1.BindingSpec, keep func(gr schema.GroupResource, namespace string) bool) {
+	if cur == nil {
 		return
 	}
 	for _, c := range cur.Workload.NamespaceScope {
-		if unknown[schema.GroupResource{Group: c.Group, Resource: c.Resource}] {
+		if keep(schema.GroupResource{Group: c.Group, Resource: c.Resource}, c.Namespace) {
 			spec.Workload.NamespaceScope = append(spec.Workload.NamespaceScope, c)
 		}
 	}
 	for _, c := range cur.Workload.ClusterScope {
-		if unknown[schema.GroupResource{Group: c.Group, Resource: c.Resource}] {
+		if keep(schema.GroupResource{Group: c.Group, Resource: c.Resource}, "") {
 			spec.Workload.ClusterScope = append(spec.Workload.ClusterScope, c)
 		}
 	}

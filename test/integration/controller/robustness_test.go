@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -87,15 +86,7 @@ const managerIdentity = "system:serviceaccount:statusfold-system:statusfold-mana
 func TestFailuresVisible(t *testing.T) {
 	cp := framework.RunControlPlane(t, framework.WithExtraCRDs(testCRDs()))
 	c := cp.Client
-	ctx := context.Background()
-	ensureNamespace(t, c, "statusfold-system")
-	out, stderr, err := cp.Kubectl(ctx, nil, "kustomize", filepath.Join(framework.RepoRoot(), "config", "rbac"))
-	if err != nil {
-		t.Fatalf("kustomize: %v: %s", err, stderr)
-	}
-	if _, stderr, err := cp.Kubectl(ctx, []byte(out), "apply", "-f", "-"); err != nil {
-		t.Fatalf("apply config/rbac: %v: %s", err, stderr)
-	}
+	applyManagerRBAC(t, cp)
 	addCluster(t, c, "wec1", map[string]string{"name": "wec1"})
 	asManager := rest.CopyConfig(cp.Config)
 	asManager.Impersonate = rest.ImpersonationConfig{UserName: managerIdentity}
