@@ -72,7 +72,7 @@ func TestMeasureNamespaceScopedWatches(t *testing.T) {
 	}
 	for _, clusterWide := range []bool{true, false} {
 		t.Logf("ConfigMaps watched %s: peak heap growth median %s, held %s (runs: %v)", map[bool]string{true: "cluster-wide", false: "in the one namespace"}[clusterWide],
-			mib(median(res[clusterWide], 0)), mib(median(res[clusterWide], 1)), res[clusterWide])
+			mib(medianBytes(res[clusterWide], 0)), mib(medianBytes(res[clusterWide], 1)), res[clusterWide])
 	}
 }
 
@@ -110,7 +110,7 @@ func liveHeap() uint64 {
 	return s[0].Value.Uint64()
 }
 
-func median(runs [][2]uint64, i int) uint64 {
+func medianBytes(runs [][2]uint64, i int) uint64 {
 	v := make([]uint64, 0, len(runs))
 	for _, r := range runs {
 		v = append(v, r[i])
