@@ -2,6 +2,7 @@ package applykey
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -40,5 +41,16 @@ func TestFind(t *testing.T) {
 	}
 	if _, n := Find(map[string]any{strings.Repeat("y", 1022): 1}); n != 0 {
 		t.Errorf("Find at 1,022 characters = %d", n)
+	}
+}
+
+// BenchmarkLength: an ordinary key costs a length comparison; a long one is measured.
+func BenchmarkLength(b *testing.B) {
+	for _, k := range []string{"readyReplicas", strings.Repeat("x", 1022), strings.Repeat("x", 1023)} {
+		b.Run(strconv.Itoa(len(k)), func(b *testing.B) {
+			for b.Loop() {
+				Length(k)
+			}
+		})
 	}
 }
