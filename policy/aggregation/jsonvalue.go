@@ -141,9 +141,10 @@ func appendJSONKey(b []byte, v any) []byte {
 	return fmt.Appendf(b, "<%T %v>", v, v)
 }
 
-// jsonSize estimates the JSON size of v, stopping early once it exceeds limit.
-func jsonSize(v any, limit int) int {
-	n := 0
+// jsonSize estimates the JSON size of v, stopping early once it exceeds limit, and returns with it
+// the length in bytes of v's longest object key (so that the apply-key check of Result walks v
+// again only when a key could be too long).
+func jsonSize(v any, limit int) (n, longestKey int) {
 	var walk func(v any)
 	walk = func(v any) {
 		if n > limit {
@@ -154,6 +155,7 @@ func jsonSize(v any, limit int) int {
 			n += 2
 			for k, x := range t {
 				n += len(k) + 4
+				longestKey = max(longestKey, len(k))
 				walk(x)
 			}
 		case []any:
@@ -169,5 +171,5 @@ func jsonSize(v any, limit int) int {
 		}
 	}
 	walk(v)
-	return n
+	return n, longestKey
 }

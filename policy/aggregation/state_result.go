@@ -6,6 +6,8 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/statusfold/statusfold/policy/applykey"
 )
 
 // Result computes the status to write; nil means nothing (no WEC, or none has reported).
@@ -31,8 +33,16 @@ func (s *State) Result() (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n := jsonSize(out, s.e.lim.maxOutputBytes); n > s.e.lim.maxOutputBytes {
+	n, longestKey := jsonSize(out, s.e.lim.maxOutputBytes)
+	if n > s.e.lim.maxOutputBytes {
 		return nil, fmt.Errorf("%s: the status is larger than %d bytes as JSON", s.mod.name, s.e.lim.maxOutputBytes)
+	}
+	// The apiserver would refuse the apply of a longer key on every attempt (docs/rules.md
+	// "Reported status size"); only a status with a long enough key is walked again.
+	if longestKey >= applykey.MinBytes {
+		if path, n := applykey.Find(out); n > 0 {
+			return nil, fmt.Errorf("%s: the status holds at %s %s", s.mod.name, path, applykey.TooLong(n))
+		}
 	}
 	return out, nil
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
+
+	"github.com/statusfold/statusfold/policy/applykey"
 )
 
 // jkind is the kind of a JSON value, in the cross-type order of docs/rules.md "Collectors":
@@ -139,6 +141,9 @@ func mapFromCEL(m traits.Mapper) (jvalue, error) {
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].k < entries[j].k })
 	for _, e := range entries {
+		if n := applykey.Length(e.k); n > 0 {
+			return jvalue{}, errors.New(applykey.TooLong(n))
+		}
 		out.c.keys = append(out.c.keys, e.k)
 		out.c.vals = append(out.c.vals, e.v)
 	}
@@ -190,6 +195,9 @@ func fromNative(v any, nested bool) (jvalue, error) {
 		}
 		sort.Strings(out.c.keys)
 		for _, k := range out.c.keys {
+			if n := applykey.Length(k); n > 0 {
+				return jvalue{}, errors.New(applykey.TooLong(n))
+			}
 			je, err := fromNative(x[k], true)
 			if err != nil {
 				return jvalue{}, err

@@ -4,13 +4,14 @@ import (
 	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/statusfold/statusfold/policy/applykey"
 )
 
-// MaxApplyKeyRunes is the longest map key a server-side apply body may hold: the apiserver reads
-// an apply patch as YAML, whose parser takes a key of at most 1,022 characters between its quotes
-// (sigs.k8s.io/yaml refuses 1,023). A reported status with a longer key can be neither returned
-// nor copied into a CombinedStatus, so it is not evaluated (docs/rules.md "Reported status size").
-const MaxApplyKeyRunes = 1022
+// MaxApplyKeyRunes is the longest map key a server-side apply body may hold (applykey.MaxRunes).
+// A reported status with a longer key can be neither returned nor copied into a CombinedStatus,
+// so it is not evaluated (docs/rules.md "Reported status size").
+const MaxApplyKeyRunes = applykey.MaxRunes
 
 // longKey returns the length, in characters, of the first object key of the JSON document raw
 // longer than an apply body may hold, or 0 when there is none. The scan is one pass over the
