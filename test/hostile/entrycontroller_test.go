@@ -36,6 +36,7 @@ const endWait = time.Minute
 // growing the manager's memory by more than entryHeap, and the manager must keep running.
 func (e *entryEnv) controller(t *testing.T, cases []entryCase, accepted map[string]bool) {
 	ctx := context.Background()
+	e.removePolicies(ctx, t, cases, accepted)
 	e.create(t, &controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: countCollector},
 		Spec: controlv1alpha1.StatusCollectorSpec{CombinedFields: []controlv1alpha1.NamedAggregator{{Name: "n", Type: "COUNT"}}}})
 	for i := range maxControllerWECs {
@@ -69,6 +70,9 @@ func wecName(i int) string { return fmt.Sprintf("w%d", i) }
 func (e *entryEnv) runInController(ctx context.Context, t *testing.T, c entryCase) (limit, d time.Duration, refused bool) {
 	t.Helper()
 	if c.kind == kindPolicy {
+		// Alone for its kind: the policies accepted at admission are gone (removePolicies), and
+		// each case deletes its own (cleanup), so this one is the Widget's rule in force.
+		e.create(t, c.clusterObject())
 		e.waitPolicyInForce(ctx, t, c)
 	}
 	widget := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"replicas": int64(1)}}}

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
@@ -115,9 +117,35 @@ func (e *entryEnv) cleanup(ctx context.Context, t *testing.T, c entryCase) {
 	for j := range c.Collectors {
 		objs = append(objs, &controlv1alpha1.StatusCollector{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", c.name, j)}})
 	}
+	if c.kind == kindPolicy {
+		objs = append(objs, c.clusterObject())
+	}
 	for _, o := range objs {
 		if err := e.cp.Client.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("%s: deleting %s: %v", c.Name, o.GetName(), err)
+		}
+	}
+}
+
+// removePolicies deletes the AggregationPolicies accepted at admission and waits until they are
+// gone: one policy per kind is in force (the first by name), so each policy case of the
+// controller creates its own again, alone for the Widget kind.
+func (e *entryEnv) removePolicies(ctx context.Context, t *testing.T, cases []entryCase, accepted map[string]bool) {
+	t.Helper()
+	for _, c := range cases {
+		if c.kind != kindPolicy || !accepted[c.Name] {
+			continue
+		}
+		o := c.clusterObject()
+		if err := e.cp.Client.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("%s: deleting its AggregationPolicy: %v", c.Name, err)
+			continue
+		}
+		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, endWait, true, func(ctx context.Context) (bool, error) {
+			return apierrors.IsNotFound(e.cp.Client.Get(ctx, client.ObjectKeyFromObject(o), o.DeepCopy())), nil
+		})
+		if err != nil {
+			t.Errorf("%s: its AggregationPolicy is not gone after %s", c.Name, endWait)
 		}
 	}
 }
