@@ -76,26 +76,6 @@ func scalarEqual(a, b any) bool {
 	return false
 }
 
-// copyTree copies the maps and lists of a JSON value (leaves are shared), so that two results never
-// share a map or list.
-func copyTree(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		c := make(map[string]any, len(t))
-		for k, x := range t {
-			c[k] = copyTree(x)
-		}
-		return c
-	case []any:
-		c := make([]any, len(t))
-		for i, x := range t {
-			c[i] = copyTree(x)
-		}
-		return c
-	}
-	return v
-}
-
 // appendJSONKey appends to b a canonical text of a JSON value: equal for JSON-equal values (object
 // keys sorted, numbers by value, so int64(1) and float64(1) agree), different otherwise.
 func appendJSONKey(b []byte, v any) []byte {

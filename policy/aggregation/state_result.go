@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/statusfold/statusfold/policy/applykey"
+	"github.com/statusfold/statusfold/policy/objview"
 )
 
 // Result computes the status to write; nil means nothing (no WEC, or none has reported).
@@ -193,7 +194,7 @@ func (s *State) cachedExtras(maps []map[string]any, out map[string]any) {
 		clear(s.xDirty)
 	}
 	for k, v := range s.xLast {
-		out[k] = copyTree(v)
+		out[k] = objview.CopyTree(v)
 	}
 }
 

@@ -31,3 +31,27 @@ func Of(obj map[string]any) map[string]any {
 	}
 	return v
 }
+
+// CopyTree copies the maps and lists of a JSON value and shares its leaves (strings, numbers and
+// booleans are immutable), so that what the engines return never shares a map or list with their
+// inputs or with each other. A nil list stays nil.
+func CopyTree(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		c := make(map[string]any, len(t))
+		for k, x := range t {
+			c[k] = CopyTree(x)
+		}
+		return c
+	case []any:
+		if t == nil {
+			return t
+		}
+		c := make([]any, len(t))
+		for i, x := range t {
+			c[i] = CopyTree(x)
+		}
+		return c
+	}
+	return v
+}

@@ -51,3 +51,23 @@ func TestOf(t *testing.T) {
 		t.Errorf("Of without metadata = %v", got)
 	}
 }
+
+// CopyTree copies every map and list, so changing the copy leaves the original as it was, and
+// keeps the values and a nil list as they are.
+func TestCopyTree(t *testing.T) {
+	var nilList []any
+	orig := map[string]any{"a": []any{map[string]any{"b": int64(1)}, "s"}, "n": nilList, "f": 1.5}
+	cp := CopyTree(orig).(map[string]any)
+	if !reflect.DeepEqual(cp, orig) {
+		t.Fatalf("copy %v, want %v", cp, orig)
+	}
+	if l, ok := cp["n"].([]any); !ok || l != nil {
+		t.Errorf("nil list copied as %#v", cp["n"])
+	}
+	cp["a"].([]any)[0].(map[string]any)["b"] = int64(2)
+	cp["a"].([]any)[1] = "changed"
+	cp["f"] = 0.0
+	if orig["a"].([]any)[0].(map[string]any)["b"] != int64(1) || orig["a"].([]any)[1] != "s" || orig["f"] != 1.5 {
+		t.Errorf("changing the copy changed the original: %v", orig)
+	}
+}

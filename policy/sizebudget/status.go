@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/statusfold/statusfold/policy/health"
+	"github.com/statusfold/statusfold/policy/objview"
 )
 
 // StatusOutcome is what Status did to a returned status.
@@ -165,7 +166,7 @@ type cutList struct {
 // cutLists is status (a deep copy) with entries left out of its lists by rule 2 until the
 // object, size bytes now, is estimated within budget, and the entries left out by list path.
 func cutLists(status map[string]any, size, budget int) (map[string]any, map[string]int, bool) {
-	cp, _ := copyJSON(status).(map[string]any)
+	cp, _ := objview.CopyTree(status).(map[string]any)
 	var lists []*cutList
 	collectLists(cp, ".status", &lists)
 	// The marker condition's cost, bounded: its message names every list.
@@ -221,26 +222,4 @@ func collectLists(m map[string]any, path string, out *[]*cutList) {
 			*out = append(*out, l)
 		}
 	}
-}
-
-// copyJSON copies the maps and lists of v; other values are shared (they are immutable).
-func copyJSON(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = copyJSON(e)
-		}
-		return out
-	case []any:
-		if v == nil {
-			return v
-		}
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = copyJSON(e)
-		}
-		return out
-	}
-	return v
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/statusfold/statusfold/policy/health"
+	"github.com/statusfold/statusfold/policy/objview"
 )
 
 var (
@@ -76,12 +77,12 @@ func TestStatusProperties(t *testing.T) {
 	for n := range 400 {
 		gk, obj := randomObject(r)
 		budget := 2000 + r.IntN(encodedLen(obj)+1)
-		before := copyJSON(obj)
+		before := objview.CopyTree(obj)
 		st, tr := Status(gk, obj, budget)
 		if !reflect.DeepEqual(obj, before) {
 			t.Fatalf("case %d: input modified", n)
 		}
-		st2, tr2 := Status(gk, copyJSON(obj).(map[string]any), budget)
+		st2, tr2 := Status(gk, objview.CopyTree(obj).(map[string]any), budget)
 		if !reflect.DeepEqual(st, st2) || !reflect.DeepEqual(tr, tr2) {
 			t.Fatalf("case %d: same input, different output", n)
 		}
