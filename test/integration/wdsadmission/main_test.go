@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusfold/statusfold/kubeflex"
@@ -105,16 +106,13 @@ func startManager(t *testing.T, hostingKubeconfig string, args ...string) *proce
 // eventually polls cond until it holds, failing the test with the last reason after timeout.
 func eventually(t *testing.T, what string, timeout time.Duration, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %s", what, timeout, why)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var why string
+	if wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		var ok bool
+		ok, why = cond()
+		return ok, nil
+	}) != nil {
+		t.Fatalf("%s: not within %s: %s", what, timeout, why)
 	}
 }
 
