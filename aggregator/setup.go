@@ -73,9 +73,10 @@ func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog 
 	p.report = &report.Reporter{Log: log, Recorder: recorder, Failures: failures, Kinds: catalog}
 	wecs, reports, pruners, dests := itscache.NewWECIndex(), inputs.NewReportCache(), inputs.NewPrunerCache(), inputs.NewDestsCache()
 	pending, ownWrites, clusterGen, orphans := objects.NewEventTimes(), echo.New(p.metrics.Echoes), &atomic.Uint64{}, &sync.Map{}
+	holds := echo.NewHolds(opts.OwnVersionRefreshDelay)
 	p.handlers = fanout.New(fanout.Config{WDS: wds, ITS: its.GetCache(), Live: live, Catalog: catalog, Log: log, Metrics: p.metrics,
 		Objects: p.objects, Policies: p.policies, Kinds: p.kinds, WECs: wecs, Reports: reports, Pruners: pruners, Dests: dests,
-		Pending: pending, OwnWrites: ownWrites, ClusterGen: clusterGen, Orphans: orphans,
+		Pending: pending, OwnWrites: ownWrites, Holds: holds, ClusterGen: clusterGen, Orphans: orphans,
 		Internal:       opts.BindingResolution == BindingResolutionInternal,
 		VersionRefresh: opts.VersionRefreshDelay, OwnVersionRefresh: opts.OwnVersionRefreshDelay,
 		ServesAggregationPolicies: servesAggregationPolicies(mgr, log), Report: p.report})
@@ -95,11 +96,11 @@ func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog 
 			Dests: dests, Writer: w, OwnWrites: ownWrites, Metrics: p.metrics, Budgets: budgets, Report: p.report,
 			ObjectBudget: opts.ObjectTimeBudget}),
 		Returns: statusreturn.New(statusreturn.Config{Elsewhere: in.ReturnedElsewhere, Engine: engine, Dests: dests, Writer: w,
-			Report: p.report, OwnWrites: ownWrites, Metrics: p.metrics, Log: log, Recorder: recorder, Budgets: budgets}),
+			Report: p.report, OwnWrites: ownWrites, Holds: holds, Metrics: p.metrics, Log: log, Recorder: recorder, Budgets: budgets}),
 		Pending: pending, Metrics: p.metrics, Pacer: pacer,
 	})
 	p.policyR = policies.New(policies.Config{Cache: wds, Inventory: its.GetCache(), WDS: mgr.GetClient(), Catalog: catalog,
-		Watches: p.watches, OwnWrites: ownWrites, Compiler: compiler, Writer: w, Report: p.report, Metrics: p.metrics,
+		Watches: p.watches, OwnWrites: ownWrites, Holds: holds, Compiler: compiler, Writer: w, Report: p.report, Metrics: p.metrics,
 		Recorder: recorder, Internal: opts.BindingResolution == BindingResolutionInternal,
 		Requeue: p.policies.AddAfter, Recheck: opts.CatalogRefresh})
 	p.kindsR = kinds.New(kinds.Config{Cache: wds, Compiler: compiler, Policies: engine, Writer: w, Metrics: p.metrics,

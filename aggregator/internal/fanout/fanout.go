@@ -48,6 +48,7 @@ type Handlers struct {
 	dests      *inputs.DestsCache
 	pending    *objects.EventTimes
 	ownWrites  *echo.OwnWrites
+	holds      *echo.Holds
 	clusterGen *atomic.Uint64
 	orphans    *sync.Map // rules.ObjectKey → struct{}: see inputs.Gatherer's orphans
 
@@ -80,6 +81,7 @@ type Config struct {
 	Dests                             *inputs.DestsCache
 	Pending                           *objects.EventTimes
 	OwnWrites                         *echo.OwnWrites
+	Holds                             *echo.Holds
 	ClusterGen                        *atomic.Uint64
 	Orphans                           *sync.Map
 	Internal                          bool
@@ -93,7 +95,7 @@ func New(c Config) *Handlers {
 	return &Handlers{wds: c.WDS, its: c.ITS, live: c.Live, catalog: c.Catalog, log: c.Log, metrics: c.Metrics,
 		objects: c.Objects, policies: c.Policies, kinds: c.Kinds,
 		wecs: c.WECs, reports: c.Reports, pruners: c.Pruners, dests: c.Dests, pending: c.Pending, ownWrites: c.OwnWrites,
-		clusterGen: c.ClusterGen, orphans: c.Orphans, internal: c.Internal,
+		holds: c.Holds, clusterGen: c.ClusterGen, orphans: c.Orphans, internal: c.Internal,
 		versionRefresh: c.VersionRefresh, ownVersionRefresh: c.OwnVersionRefresh, servesAggregationPolicies: c.ServesAggregationPolicies,
 		report: c.Report}
 }

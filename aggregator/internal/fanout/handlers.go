@@ -291,7 +291,8 @@ func statusOnly(info resources.ResourceInfo, o, n client.Object) bool {
 // return, or KubeStellar's — which changes nothing a Binding's consumer delivers to a WEC):
 // the updates of that delay coalesce into one Binding write per policy (Bindings list
 // resourceVersions: docs/rules.md "Bindings"), instead of one per update. A queued refresh is never
-// postponed: the earliest wins.
+// postponed: the earliest wins. Until the longer delay has passed, the Bindings keep the version
+// they list through any other reconcile of their policies (echo.Holds).
 func (h *Handlers) onWorkload(info resources.ResourceInfo) func(o, n client.Object) {
 	return func(o, n client.Object) {
 		obj := n
@@ -327,6 +328,11 @@ func (h *Handlers) onWorkload(info resources.ResourceInfo) func(o, n client.Obje
 			if o.GetResourceVersion() == n.GetResourceVersion() {
 				return // a resync
 			}
+			if refresh == h.ownVersionRefresh {
+				h.holds.Quiet(key, o.GetResourceVersion())
+			} else {
+				h.holds.Release(key)
+			}
 			bindings, err := index.BindingsListing(ctx, h.wds, key)
 			if err != nil {
 				return
@@ -336,6 +342,7 @@ func (h *Handlers) onWorkload(info resources.ResourceInfo) func(o, n client.Obje
 			}
 			return
 		}
+		h.holds.Release(key)
 		var list controlv1alpha1.BindingPolicyList
 		if err := h.wds.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 			return

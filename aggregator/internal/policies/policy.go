@@ -57,11 +57,14 @@ type Reconciler struct {
 	catalog   *resources.Catalog
 	watches   *resources.Watcher
 	ownWrites *echo.OwnWrites
-	compiler  collectorCompiler
-	writer    *writer.Writer
-	report    *report.Reporter
-	metrics   *metrics.Metrics
-	recorder  events.EventRecorder
+	// holds are the versions the Bindings keep listing while an object's updates change nothing
+	// delivered (nil: every reconcile lists the objects' current versions).
+	holds    *echo.Holds
+	compiler collectorCompiler
+	writer   *writer.Writer
+	report   *report.Reporter
+	metrics  *metrics.Metrics
+	recorder events.EventRecorder
 	// internal: statusfold resolves BindingPolicies into Bindings (BindingResolutionInternal);
 	// else another controller writes them and they are only read.
 	internal bool
@@ -82,6 +85,7 @@ type Config struct {
 	Catalog          *resources.Catalog
 	Watches          *resources.Watcher
 	OwnWrites        *echo.OwnWrites
+	Holds            *echo.Holds
 	Compiler         collectorCompiler
 	Writer           *writer.Writer
 	Report           *report.Reporter
@@ -94,7 +98,7 @@ type Config struct {
 
 // New returns the policies reconciler of c's dependencies.
 func New(c Config) *Reconciler {
-	return &Reconciler{cache: c.Cache, inventory: c.Inventory, wds: c.WDS, catalog: c.Catalog, watches: c.Watches, ownWrites: c.OwnWrites,
+	return &Reconciler{cache: c.Cache, inventory: c.Inventory, wds: c.WDS, catalog: c.Catalog, watches: c.Watches, ownWrites: c.OwnWrites, holds: c.Holds,
 		compiler: c.Compiler, writer: c.Writer, report: c.Report, metrics: c.Metrics, recorder: c.Recorder, internal: c.Internal,
 		requeue: c.Requeue, recheck: c.Recheck}
 }
@@ -186,6 +190,7 @@ func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 	// All watches start at once and are waited for together.
 	watchErrs := r.watches.EnsureAll(ctx, wanted)
 	var objects []rules.WorkloadObject
+	listed := listedVersions(cur)
 	unlisted, unread, deniedIn := map[schema.GroupResource]bool{}, notReadable{}, map[schema.GroupResource][]string{}
 	for _, want := range wanted {
 		info, gr := want.Info, want.Info.GVR.GroupResource()
@@ -205,8 +210,9 @@ func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 		}
 		for i := range items {
 			o := &items[i]
+			key := rules.ObjectKey{Group: info.GVR.Group, Resource: info.GVR.Resource, Namespace: o.GetNamespace(), Name: o.GetName()}
 			objects = append(objects, rules.WorkloadObject{GVR: info.GVR, Namespaced: info.Namespaced, Namespace: o.GetNamespace(),
-				Name: o.GetName(), ResourceVersion: o.GetResourceVersion(), Labels: o.GetLabels()})
+				Name: o.GetName(), ResourceVersion: r.holds.Version(key, o.GetResourceVersion(), listed[key]), Labels: o.GetLabels()})
 		}
 	}
 	nsLabels := func(ns string) map[string]string {

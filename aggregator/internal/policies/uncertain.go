@@ -48,3 +48,18 @@ func (r *Reconciler) keepUncertain(bp *controlv1alpha1.BindingPolicy, cur *contr
 	}
 	return nil
 }
+
+// listedVersions are the resourceVersions Binding b (nil: none) lists, by object.
+func listedVersions(b *controlv1alpha1.Binding) map[rules.ObjectKey]string {
+	if b == nil {
+		return nil
+	}
+	m := make(map[rules.ObjectKey]string, len(b.Spec.Workload.NamespaceScope)+len(b.Spec.Workload.ClusterScope))
+	for _, c := range b.Spec.Workload.NamespaceScope {
+		m[rules.ObjectKey{Group: c.Group, Resource: c.Resource, Namespace: c.Namespace, Name: c.Name}] = c.ResourceVersion
+	}
+	for _, c := range b.Spec.Workload.ClusterScope {
+		m[rules.ObjectKey{Group: c.Group, Resource: c.Resource, Name: c.Name}] = c.ResourceVersion
+	}
+	return m
+}

@@ -55,6 +55,7 @@ type Returner struct {
 	writer    *writer.Writer
 	report    *report.Reporter
 	ownWrites *echo.OwnWrites
+	holds     *echo.Holds
 	metrics   *metrics.Metrics
 	log       logr.Logger
 	recorder  events.EventRecorder
@@ -70,9 +71,13 @@ type Config struct {
 	Writer    *writer.Writer
 	Report    *report.Reporter
 	OwnWrites *echo.OwnWrites
-	Metrics   *metrics.Metrics
-	Log       logr.Logger
-	Recorder  events.EventRecorder
+	// Holds: a return written on the version the object was read at holds that version in the
+	// Bindings that list it (echo.Holds) from before the write, so that no reconcile of a policy
+	// records the return's version between the write and its event (nil: the event alone does).
+	Holds    *echo.Holds
+	Metrics  *metrics.Metrics
+	Log      logr.Logger
+	Recorder events.EventRecorder
 	// Budgets are the object size budgets (nil: the default budget).
 	Budgets *writer.Budgets
 }
@@ -80,7 +85,7 @@ type Config struct {
 // New returns the status returner of c's dependencies, with no State yet.
 func New(c Config) *Returner {
 	r := &Returner{elsewhere: c.Elsewhere, engine: c.Engine, states: newReturnStates(), memo: newReturnMemo(), dests: c.Dests,
-		writer: c.Writer, report: c.Report, ownWrites: c.OwnWrites, metrics: c.Metrics, log: c.Log, recorder: c.Recorder,
+		writer: c.Writer, report: c.Report, ownWrites: c.OwnWrites, holds: c.Holds, metrics: c.Metrics, log: c.Log, recorder: c.Recorder,
 		budgets: c.Budgets, restSizes: newRestSizes()}
 	if r.budgets == nil {
 		r.budgets = writer.NewBudgets(0)
@@ -319,6 +324,10 @@ func (r *Returner) applyReturn(ctx context.Context, u *unstructured.Unstructured
 	own, written := in.Key.String(), ""
 	r.ownWrites.Begin(own, "status")
 	defer func() { r.ownWrites.End(own, written) }()
+	if rv := u.GetResourceVersion(); rv != "" {
+		// A conditional write: what follows rv is this return alone.
+		r.holds.Quiet(in.Key, rv)
+	}
 	for attempt := 0; ; attempt++ {
 		err := r.writer.SendFor(ctx, in.Key, pacing.WriteReturnedStatus, r.writer.Prepare(u), sub, false, "status")
 		if err == nil {

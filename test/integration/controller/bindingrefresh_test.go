@@ -117,6 +117,7 @@ func TestStatusReturnDoesNotRewriteBinding(t *testing.T) {
 		report(t, c, "wec1", deploymentRef(d), deploymentStatus(3, ready, d.Generation), applied(d.Generation))
 		returned(ready)
 	}
+	reconcileAgain(t, c, "own")
 	barrier.pass()
 	// Any write of the Binding or of its status gives it another resourceVersion.
 	b := getBinding(t, c, "own")
@@ -171,10 +172,24 @@ func TestReturnLabelsDoNotRewriteBinding(t *testing.T) {
 		return nil
 	})
 	expectCollectorsCondition(t, c, "lbl", corev1.ConditionTrue, "")
+	reconcileAgain(t, c, "lbl")
 	barrier.pass()
 	// The Binding's spec was written once, when it was made (generation 1).
 	if b := getBinding(t, c, "lbl"); b.Generation != 1 {
 		t.Errorf("the Binding's spec was written again (generation %d): want it written once, not again for the return's labels within %s",
 			b.Generation, aggregator.DefaultOwnVersionRefreshDelay)
+	}
+}
+
+// reconcileAgain annotates BindingPolicy name, which queues its reconcile at once: a reconcile
+// for another reason than the workload object's updates, before the barrier that follows. It
+// must not record statusfold's own updates of the object sooner than their refresh would.
+func reconcileAgain(t *testing.T, c client.Client, name string) {
+	t.Helper()
+	bp := &controlv1alpha1.BindingPolicy{}
+	bp.Name = name
+	patch := []byte(`{"metadata":{"annotations":{"reconcile":"again"}}}`)
+	if err := c.Patch(context.Background(), bp, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
 	}
 }
