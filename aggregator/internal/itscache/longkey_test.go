@@ -1,6 +1,7 @@
 package itscache
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -50,5 +51,35 @@ func TestTransformRefusesLongKeys(t *testing.T) {
 	want := "status not evaluated: the reported status has a key of 1500 characters, over the 1022 a server-side apply accepts"
 	if _, err := WorkStatusStatus(ws); err == nil || !strings.HasSuffix(err.Error(), ": "+want) || e.Error() != want {
 		t.Errorf("reading the status: %v, want %q", err, want)
+	}
+}
+
+// statusOfItems is a reported status of about n bytes: a list of small objects, as a status
+// near the default cap of 256 KiB is (docs/rules.md "Reported status size"), each with a key of
+// keyBytes bytes besides its ordinary ones.
+func statusOfItems(n, keyBytes int) []byte {
+	b := []byte(`{"items":[`)
+	for i := 0; len(b) < n-100; i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, `{"name":"item-%05d","ready":true,"replicas":3,"%s":"x"}`, i, strings.Repeat("k", keyBytes))
+	}
+	return append(b, "]}"...)
+}
+
+// BenchmarkLongKey is the cost of the key check on a status of 256 KiB that holds no key too
+// long: with only short keys, and with a key of 200 bytes (long enough to be measured) per item.
+func BenchmarkLongKey(b *testing.B) {
+	for _, kb := range []int{4, 200} {
+		raw := statusOfItems(256<<10, kb)
+		b.Run(fmt.Sprintf("keys=%dB", kb), func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			for b.Loop() {
+				if n := longKey(raw); n != 0 {
+					b.Fatalf("longKey = %d", n)
+				}
+			}
+		})
 	}
 }
