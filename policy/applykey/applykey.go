@@ -21,7 +21,9 @@ import (
 const MaxRunes = 1022
 
 // MinBytes is the shortest key, in bytes, that can be over MaxRunes as JSON: encoding/json writes
-// one byte as at most 6 characters (\u00XX).
+// one byte as at most 6 characters (\u00XX). It bounds a key as another JSON writer spelled it
+// too: each byte between its quotes, whatever the escapes, is at most 6 characters once the key is
+// decoded and written again by encoding/json.
 const MinBytes = MaxRunes/6 + 1
 
 // Length returns the number of characters key k takes between its quotes in a JSON apply body

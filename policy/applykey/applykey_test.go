@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
 )
@@ -31,6 +32,28 @@ func TestLengthIsTheApiserversVerdict(t *testing.T) {
 func applyBody(k string) ([]byte, error) {
 	q, err := json.Marshal(k)
 	return []byte(`{` + string(q) + `:1}`), err
+}
+
+// TestMinBytesBoundsAnySpelling: however a JSON writer spells a key, each byte between its quotes
+// is at most 6 characters once the key is decoded and written again, so a key spelled in fewer
+// than MinBytes bytes is never over MaxRunes (the ITS cache measures only longer ones).
+func TestMinBytesBoundsAnySpelling(t *testing.T) {
+	for _, spelled := range []string{
+		"k", "<", ">", "&", "é", "\u2028", "😀", "\xff", `\u0041`, `\u003c`, `\u0000`, `\/`, `\"`, `\\`,
+		`\b`, `\n`, `\u2028`, `\ud83d\ude00`, `\ud800`,
+	} {
+		var k string
+		if err := json.Unmarshal([]byte(`"`+spelled+`"`), &k); err != nil {
+			t.Fatalf("%q: %v", spelled, err)
+		}
+		written, _ := json.Marshal(k)
+		if n := utf8.RuneCount(written) - 2; n > 6*len(spelled) {
+			t.Errorf("%q (%d bytes) is written in %d characters", spelled, len(spelled), n)
+		}
+	}
+	if n := Length(strings.Repeat("<", MinBytes)); n == 0 {
+		t.Errorf("Length of %d \"<\" = 0: MinBytes is not the shortest key over MaxRunes", MinBytes)
+	}
 }
 
 func TestFind(t *testing.T) {
