@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
 )
@@ -34,25 +33,41 @@ func applyBody(k string) ([]byte, error) {
 	return []byte(`{` + string(q) + `:1}`), err
 }
 
-// TestMinBytesBoundsAnySpelling: however a JSON writer spells a key, each byte between its quotes
-// is at most 6 characters once the key is decoded and written again, so a key spelled in fewer
-// than MinBytes bytes is never over MaxRunes (the ITS cache measures only longer ones).
-func TestMinBytesBoundsAnySpelling(t *testing.T) {
+// TestMayBeTooLongBoundsAnySpelling: however a JSON writer spells a key, MayBeTooLong is true
+// when the key is over MaxRunes once decoded and written again. For each way of spelling one
+// character, the longest repetition of it for which MayBeTooLong is false is not too long.
+func TestMayBeTooLongBoundsAnySpelling(t *testing.T) {
 	for _, spelled := range []string{
-		"k", "<", ">", "&", "é", "\u2028", "😀", "\xff", `\u0041`, `\u003c`, `\u0000`, `\/`, `\"`, `\\`,
-		`\b`, `\n`, `\u2028`, `\ud83d\ude00`, `\ud800`,
+		"k", "<", ">", "&", "é", "\u2028", "\u2029", "😀", "\xff", "\xe2", `\u0041`, `\u003c`, `\u0000`,
+		`\u2028`, `\/`, `\"`, `\\`, `\b`, `\f`, `\n`, `\ud83d\ude00`, `\ud800`,
 	} {
+		c := 0
+		for !MayBeTooLong([]byte(strings.Repeat(spelled, c+1))) {
+			c++
+		}
 		var k string
-		if err := json.Unmarshal([]byte(`"`+spelled+`"`), &k); err != nil {
+		if err := json.Unmarshal([]byte(`"`+strings.Repeat(spelled, c)+`"`), &k); err != nil {
 			t.Fatalf("%q: %v", spelled, err)
 		}
-		written, _ := json.Marshal(k)
-		if n := utf8.RuneCount(written) - 2; n > 6*len(spelled) {
-			t.Errorf("%q (%d bytes) is written in %d characters", spelled, len(spelled), n)
+		if n := Length(k); n > 0 {
+			t.Errorf("%d × %q: MayBeTooLong is false, but the key is written in %d characters", c, spelled, n)
 		}
 	}
-	if n := Length(strings.Repeat("<", MinBytes)); n == 0 {
-		t.Errorf("Length of %d \"<\" = 0: MinBytes is not the shortest key over MaxRunes", MinBytes)
+	for _, tc := range []struct {
+		spelled string
+		want    bool
+	}{
+		{strings.Repeat("<", MinBytes-1), false},
+		{strings.Repeat("<", MinBytes), true},
+		{strings.Repeat("<", 170) + "kk", false}, // written in 1,022 characters
+		{strings.Repeat("<", 170) + "kkk", true},
+		{strings.Repeat("k", MaxRunes), false},
+		{strings.Repeat("k", MaxRunes+1), true},
+		{strings.Repeat(`\u0041`, 100), false}, // 600 bytes: "A" × 100 once written again
+	} {
+		if got := MayBeTooLong([]byte(tc.spelled)); got != tc.want {
+			t.Errorf("MayBeTooLong(%d bytes %.12q…) = %v, want %v", len(tc.spelled), tc.spelled, got, tc.want)
+		}
 	}
 }
 

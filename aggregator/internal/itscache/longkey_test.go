@@ -101,25 +101,30 @@ func TestTransformRefusesLongKeys(t *testing.T) {
 }
 
 // statusOfItems is a reported status of about n bytes: a list of small objects, as a status
-// near the default cap of 256 KiB is (docs/rules.md "Reported status size"), each with a key of
-// keyBytes bytes besides its ordinary ones.
-func statusOfItems(n, keyBytes int) []byte {
+// near the default cap of 256 KiB is (docs/rules.md "Reported status size"), each with the key k
+// (as JSON writes it) besides its ordinary ones.
+func statusOfItems(n int, k string) []byte {
 	b := []byte(`{"items":[`)
 	for i := 0; len(b) < n-100; i++ {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = fmt.Appendf(b, `{"name":"item-%05d","ready":true,"replicas":3,"%s":"x"}`, i, strings.Repeat("k", keyBytes))
+		b = fmt.Appendf(b, `{"name":"item-%05d","ready":true,"replicas":3,"%s":"x"}`, i, k)
 	}
 	return append(b, "]}"...)
 }
 
 // BenchmarkLongKey is the cost of the key check on a status of 256 KiB that holds no key too
-// long: with only short keys, and with a key of 200 bytes (long enough to be measured) per item.
+// long: with only short keys; with a key of 200 bytes per item, long enough to be measured; and
+// with a key of 204 bytes in escapes per item, each of which is decoded before it is measured.
 func BenchmarkLongKey(b *testing.B) {
-	for _, kb := range []int{4, 200} {
-		raw := statusOfItems(256<<10, kb)
-		b.Run(fmt.Sprintf("keys=%dB", kb), func(b *testing.B) {
+	for _, bc := range []struct{ name, key string }{
+		{"keys=4B", "kkkk"},
+		{"keys=200B", strings.Repeat("k", 200)},
+		{"keys=200B-escaped", strings.Repeat(`\u0041`, 34)},
+	} {
+		raw := statusOfItems(256<<10, bc.key)
+		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(raw)))
 			for b.Loop() {
 				if n := longKey(raw); n != 0 {
