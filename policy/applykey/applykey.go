@@ -9,6 +9,7 @@
 package applykey
 
 import (
+	"bytes"
 	"encoding/json"
 	"sort"
 	"strconv"
@@ -23,6 +24,21 @@ const MaxRunes = 1022
 // MinBytes is the shortest key, in bytes, that can be over MaxRunes as JSON: encoding/json writes
 // one byte as at most 6 characters (\u00XX).
 const MinBytes = MaxRunes/6 + 1
+
+// MayBeTooLong reports whether the key that spelled decodes to can be over MaxRunes once
+// encoding/json writes it, where spelled is a JSON string's bytes between its quotes as any JSON
+// writer may have escaped them. It is a bound from counts of a few bytes, without decoding, so
+// that only a key for which it is true need be decoded and measured with Length: each byte of
+// spelled is at most one character once written again (an escape is written in at most as many
+// characters as it has), but for "<", ">" and "&" (written "\u003c": six) and the first byte of
+// U+2028 and U+2029 (three bytes, written "\u2028": six). It is false below MinBytes bytes.
+func MayBeTooLong(spelled []byte) bool {
+	if len(spelled) < MinBytes || len(spelled) > MaxRunes {
+		return len(spelled) > MaxRunes
+	}
+	count := func(c byte) int { return bytes.Count(spelled, []byte{c}) }
+	return len(spelled)+5*(count('<')+count('>')+count('&'))+3*count(0xE2) > MaxRunes
+}
 
 // Length returns the number of characters key k takes between its quotes in a JSON apply body
 // (as encoding/json writes it: escapes count as written) when that is over MaxRunes, else 0.

@@ -33,6 +33,44 @@ func applyBody(k string) ([]byte, error) {
 	return []byte(`{` + string(q) + `:1}`), err
 }
 
+// TestMayBeTooLongBoundsAnySpelling: however a JSON writer spells a key, MayBeTooLong is true
+// when the key is over MaxRunes once decoded and written again. For each way of spelling one
+// character, the longest repetition of it for which MayBeTooLong is false is not too long.
+func TestMayBeTooLongBoundsAnySpelling(t *testing.T) {
+	for _, spelled := range []string{
+		"k", "<", ">", "&", "é", "\u2028", "\u2029", "😀", "\xff", "\xe2", `\u0041`, `\u003c`, `\u0000`,
+		`\u2028`, `\/`, `\"`, `\\`, `\b`, `\f`, `\n`, `\ud83d\ude00`, `\ud800`,
+	} {
+		c := 0
+		for !MayBeTooLong([]byte(strings.Repeat(spelled, c+1))) {
+			c++
+		}
+		var k string
+		if err := json.Unmarshal([]byte(`"`+strings.Repeat(spelled, c)+`"`), &k); err != nil {
+			t.Fatalf("%q: %v", spelled, err)
+		}
+		if n := Length(k); n > 0 {
+			t.Errorf("%d × %q: MayBeTooLong is false, but the key is written in %d characters", c, spelled, n)
+		}
+	}
+	for _, tc := range []struct {
+		spelled string
+		want    bool
+	}{
+		{strings.Repeat("<", MinBytes-1), false},
+		{strings.Repeat("<", MinBytes), true},
+		{strings.Repeat("<", 170) + "kk", false}, // written in 1,022 characters
+		{strings.Repeat("<", 170) + "kkk", true},
+		{strings.Repeat("k", MaxRunes), false},
+		{strings.Repeat("k", MaxRunes+1), true},
+		{strings.Repeat(`\u0041`, 100), false}, // 600 bytes: "A" × 100 once written again
+	} {
+		if got := MayBeTooLong([]byte(tc.spelled)); got != tc.want {
+			t.Errorf("MayBeTooLong(%d bytes %.12q…) = %v, want %v", len(tc.spelled), tc.spelled, got, tc.want)
+		}
+	}
+}
+
 func TestFind(t *testing.T) {
 	long := strings.Repeat("y", 1023)
 	v := map[string]any{"a": []any{int64(1), map[string]any{strings.Repeat("y", 1022): 1, "b": map[string]any{long: 1}}}}

@@ -54,7 +54,8 @@ type OversizeError struct {
 	Size int // bytes of the status's JSON
 	Max  int // the cap
 	// KeyRunes, when not 0, is the length in characters of a key too long for a server-side
-	// apply body (MaxApplyKeyRunes): the status is under the cap, but could not be written back.
+	// apply body (MaxApplyKeyRunes), as statusfold writes the key (applykey.Length): the status
+	// is under the cap, but could not be written back.
 	KeyRunes int
 }
 
