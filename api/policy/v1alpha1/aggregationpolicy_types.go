@@ -19,6 +19,7 @@ import (
 // +kubebuilder:printcolumn:name="GROUP",type="string",JSONPath=".spec.target.group"
 // +kubebuilder:printcolumn:name="KIND",type="string",JSONPath=".spec.target.kind"
 // +kubebuilder:printcolumn:name="ACCEPTED",type="string",JSONPath=".status.conditions[?(@.type==\"Accepted\")].status"
+// +kubebuilder:printcolumn:name="IN-FORCE",type="string",JSONPath=".status.conditions[?(@.type==\"InForce\")].status"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 type AggregationPolicy struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -96,6 +97,11 @@ type ExampleWEC struct {
 
 // ConditionAccepted is the condition type saying whether the policy is in force.
 const ConditionAccepted = "Accepted"
+
+// ConditionInForce is the condition type saying whether a valid policy is the one in force for its
+// kind: of several valid policies for one kind, the one with the smallest name is; the others are
+// False with reason `Superseded`, naming it.
+const ConditionInForce = "InForce"
 
 // AggregationPolicyStatus says whether the policy is in force.
 type AggregationPolicyStatus struct {
