@@ -67,10 +67,10 @@ func (r *Reconciler) requeueKinds(ctx context.Context, name string, gks ...schem
 	}
 }
 
-// announce records the InForce condition written on ap and emits the Warning Event Superseded
-// when ap became superseded, or superseded by another policy: once per change, neither on every
-// reconcile nor again for what its status (old, as read) already said.
-func (r *Reconciler) announce(ap *policyv1alpha1.AggregationPolicy, cond metav1.Condition, old *metav1.Condition) {
+// announce records the InForce condition written on ap and, when ap became superseded or
+// superseded by another policy, logs it and emits the Warning Event Superseded: once per change,
+// neither on every reconcile nor again for what its status (old, as read) already said.
+func (r *Reconciler) announce(ap *policyv1alpha1.AggregationPolicy, s aggregation.Standing, cond metav1.Condition, old *metav1.Condition) {
 	r.mu.Lock()
 	last, seen := r.superseded[ap.Name]
 	if cond.Reason == ReasonSuperseded {
@@ -83,6 +83,7 @@ func (r *Reconciler) announce(ap *policyv1alpha1.AggregationPolicy, cond metav1.
 		(old != nil && old.Reason == ReasonSuperseded && old.Message == cond.Message) {
 		return
 	}
+	r.log.Info("AggregationPolicy superseded: not in force", "aggregationPolicy", ap.Name, "inForce", s.InForce, "kind", kindName(s.Target))
 	r.recorder.Eventf(ap, nil, corev1.EventTypeWarning, ReasonSuperseded, "Aggregate", "%s", cond.Message)
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -66,6 +67,7 @@ type Reconciler struct {
 	reevaluate func(ctx context.Context, group string, all bool)
 	// requeue queues the reconcile of the AggregationPolicy of that name.
 	requeue func(name string)
+	log     logr.Logger
 
 	// installed is, per AggregationPolicy, the spec last given to the engine and the engine's
 	// verdict: a reconcile of the same spec (the echo of its own status write, a resync) neither
@@ -94,12 +96,13 @@ type Config struct {
 	Recorder   events.EventRecorder
 	Reevaluate func(ctx context.Context, group string, all bool)
 	Requeue    func(name string) // the AggregationPolicy of that name (nil: none)
+	Log        logr.Logger
 }
 
 // New returns the kinds reconciler of c's dependencies.
 func New(c Config) *Reconciler {
 	r := &Reconciler{cache: c.Cache, compiler: c.Compiler, policies: c.Policies, writer: c.Writer, metrics: c.Metrics,
-		recorder: c.Recorder, reevaluate: c.Reevaluate, requeue: c.Requeue, installed: map[string]installedPolicy{},
+		recorder: c.Recorder, reevaluate: c.Reevaluate, requeue: c.Requeue, log: c.Log, installed: map[string]installedPolicy{},
 		superseded: map[string]string{}}
 	if r.requeue == nil {
 		r.requeue = func(string) {}
@@ -165,7 +168,7 @@ func (r *Reconciler) reconcileAggregationPolicy(ctx context.Context, name string
 	if err := r.applyValidityAs(ctx, &ap, u, ap.Status.ObservedGeneration, ap.Status.Errors, ap.Status.Conditions, errs, inForce); err != nil {
 		return err
 	}
-	r.announce(&ap, inForce, old)
+	r.announce(&ap, s, inForce, old)
 	return nil
 }
 
