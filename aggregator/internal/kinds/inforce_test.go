@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusfold/statusfold/aggregator/internal/metrics"
 	"github.com/statusfold/statusfold/aggregator/internal/report"
@@ -44,6 +45,7 @@ func TestAggregationPolicyInForce(t *testing.T) {
 	r := New(Config{Cache: c, Policies: engine, Metrics: m, Recorder: rec,
 		Writer:     writer.New(c, schemas{}, report.NewThrottle(report.FailureWindow), m, nil, logr.Discard(), rec),
 		Reevaluate: func(context.Context, string, bool) {}, Requeue: func(name string) { requeued = append(requeued, name) }})
+	update := func(mutate func(*policyv1alpha1.AggregationPolicy)) { updateNamed(t, c, "deployments-default", mutate) }
 	superseded := `False Superseded policy "deployments-default" is in force for apps/Deployment: ` +
 		`of several valid policies for one kind, the smallest name is`
 	steps := []struct {
@@ -62,6 +64,22 @@ func TestAggregationPolicyInForce(t *testing.T) {
 		{name: "the larger name again: superseded, an Event", policy: "deployments-strict", inForce: superseded,
 			events: []string{"Warning Superseded " + superseded[len("False Superseded "):]}, gauge: 1},
 		{name: "once more, its status not yet read back: no second Event", policy: "deployments-strict", inForce: superseded, gauge: 1},
+		{name: "the one in force becomes invalid: the other queued", policy: "deployments-default",
+			inForce: "False Invalid the policy is not valid (see the Valid condition): it aggregates nothing", requeued: []string{"deployments-strict"},
+			events: []string{`Warning InvalidSpec spec.rego: Invalid value: "(Rego source)": line 4:0: rego_parse_error: unexpected eof token`},
+			do: func() {
+				update(func(p *policyv1alpha1.AggregationPolicy) { p.Generation, p.Spec.Rego = 2, "package p\n\nstatus := {\n" })
+			}},
+		{name: "the other: in force", policy: "deployments-strict", inForce: "True InForce the policy is in force for apps/Deployment"},
+		{name: "valid again: in force, the other queued", policy: "deployments-default", requeued: []string{"deployments-strict"}, gauge: 1,
+			inForce: "True InForce the policy is in force for apps/Deployment",
+			do: func() {
+				update(func(p *policyv1alpha1.AggregationPolicy) {
+					p.Generation, p.Spec.Rego = 3, deploymentPolicy("").Spec.Rego
+				})
+			}},
+		{name: "the other superseded again: a new Event", policy: "deployments-strict", inForce: superseded,
+			events: []string{"Warning Superseded " + superseded[len("False Superseded "):]}, gauge: 1},
 		{name: "the one in force deleted: the other queued", policy: "deployments-default", requeued: []string{"deployments-strict"},
 			do: func() {
 				if err := c.Delete(context.Background(), deploymentPolicy("deployments-default")); err != nil {
@@ -106,4 +124,17 @@ func writtenInForce(t *testing.T, api *testutil.FakeAPI) string {
 		}
 	}
 	return ""
+}
+
+// updateNamed updates the AggregationPolicy name in c with mutate.
+func updateNamed(t *testing.T, c client.Client, name string, mutate func(*policyv1alpha1.AggregationPolicy)) {
+	t.Helper()
+	var cur policyv1alpha1.AggregationPolicy
+	if err := c.Get(context.Background(), client.ObjectKey{Name: name}, &cur); err != nil {
+		t.Fatal(err)
+	}
+	mutate(&cur)
+	if err := c.Update(context.Background(), &cur); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusfold/statusfold/aggregator"
@@ -27,7 +28,7 @@ func targetPolicy(name, group, kind, rego string) *policyv1alpha1.AggregationPol
 // TestAggregationPolicyInForce: of two valid AggregationPolicies for one kind, the smaller name is
 // InForce=True and the other InForce=False/Superseded naming it, with a Warning Event and the
 // IN-FORCE column of kubectl; an invalid smaller name takes nothing over; when the one in force
-// moves to another kind, or is deleted, the next one is in force (docs/aggregation.md "Which
+// moves to another kind, becomes invalid or is deleted, the next one is in force (docs/aggregation.md "Which
 // policy is in force").
 func TestAggregationPolicyInForce(t *testing.T) {
 	cp := framework.RunControlPlane(t)
@@ -47,15 +48,17 @@ func TestAggregationPolicyInForce(t *testing.T) {
 	expectInForce(t, c, map[string]string{"deployments-aaa": "True InForce",
 		"deployments-default": "False Superseded " + supersededBy("deployments-aaa"),
 		"deployments-strict":  "False Superseded " + supersededBy("deployments-aaa")})
-	var aaa policyv1alpha1.AggregationPolicy
-	if err := c.Get(context.Background(), client.ObjectKey{Name: "deployments-aaa"}, &aaa); err != nil {
-		t.Fatal(err)
-	}
-	aaa.Spec.Target = policyv1alpha1.TargetKind{Group: "apps", Kind: "StatefulSet"}
-	if err := c.Update(context.Background(), &aaa); err != nil {
-		t.Fatal(err)
-	}
+	updateAggregationPolicy(t, c, "deployments-aaa", func(p *policyv1alpha1.AggregationPolicy) {
+		p.Spec.Target = policyv1alpha1.TargetKind{Group: "apps", Kind: "StatefulSet"}
+	})
 	expectInForce(t, c, map[string]string{"deployments-aaa": "True InForce", "deployments-default": "True InForce",
+		"deployments-strict": "False Superseded " + supersededBy("deployments-default")})
+
+	// The one in force becomes invalid, then valid again.
+	updateAggregationPolicy(t, c, "deployments-default", func(p *policyv1alpha1.AggregationPolicy) { p.Spec.Rego = "package p\n\nstatus := {\n" })
+	expectInForce(t, c, map[string]string{"deployments-default": "False Invalid", "deployments-strict": "True InForce"})
+	updateAggregationPolicy(t, c, "deployments-default", func(p *policyv1alpha1.AggregationPolicy) { p.Spec.Rego = rego })
+	expectInForce(t, c, map[string]string{"deployments-default": "True InForce",
 		"deployments-strict": "False Superseded " + supersededBy("deployments-default")})
 
 	// The one in force deleted: the other is in force.
@@ -63,6 +66,23 @@ func TestAggregationPolicyInForce(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectInForce(t, c, map[string]string{"deployments-strict": "True InForce", "deployments-broken": "False Invalid"})
+}
+
+// updateAggregationPolicy updates the named AggregationPolicy with mutate, again on a conflict with
+// the controller's status write.
+func updateAggregationPolicy(t *testing.T, c client.Client, name string, mutate func(*policyv1alpha1.AggregationPolicy)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var ap policyv1alpha1.AggregationPolicy
+		if err := c.Get(context.Background(), client.ObjectKey{Name: name}, &ap); err != nil {
+			return err
+		}
+		mutate(&ap)
+		return c.Update(context.Background(), &ap)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // expectInForce waits until each named AggregationPolicy's InForce condition, as "status reason
