@@ -109,7 +109,9 @@ type AggregationPolicyStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// `conditions`: `Accepted` is True when the policy compiled, has its rules and passes its
-	// examples, so it overrides the built-in module.
+	// examples, so it overrides the built-in module. `InForce` is True for the one valid policy in
+	// force for its kind (of several, the smallest name) and False for the others (reason
+	// `Superseded`, naming the one in force) and for an invalid one.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
