@@ -104,7 +104,8 @@ func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog 
 		Recorder: recorder, Internal: opts.BindingResolution == BindingResolutionInternal,
 		Requeue: p.policies.AddAfter, Recheck: opts.CatalogRefresh})
 	p.kindsR = kinds.New(kinds.Config{Cache: wds, Compiler: compiler, Policies: engine, Writer: w, Metrics: p.metrics,
-		Recorder: recorder, Reevaluate: p.handlers.EnqueueBoundOf})
+		Recorder: recorder, Reevaluate: p.handlers.EnqueueBoundOf,
+		Requeue: func(name string) { p.kinds.Add(rules.KindKey{Kind: rules.KindAggregationPolicy, Name: name}) }, Log: log})
 	catalog.OnRecovered = p.handlers.GroupRecovered
 	return p
 }

@@ -93,6 +93,7 @@ type Engine struct {
 	mu       sync.RWMutex
 	policies map[string]*userPolicy // by AggregationPolicy name
 	byKind   map[schema.GroupKind]*module
+	inForce  map[schema.GroupKind]string // the name of the policy of byKind (inforce.go)
 
 	// Lua health checks (lua.go), under mu: the kinds they judge, by kind (nil: no script).
 	lua           *luahealth.Checks
@@ -112,6 +113,7 @@ func NewEngine(opts ...Option) (*Engine, error) {
 		builtins: map[schema.GroupKind]*module{},
 		policies: map[string]*userPolicy{},
 		byKind:   map[schema.GroupKind]*module{},
+		inForce:  map[schema.GroupKind]string{},
 	}
 	for _, o := range opts {
 		o(e)
@@ -158,7 +160,7 @@ func (e *Engine) moduleFor(gk schema.GroupKind) *module {
 
 // SetPolicy installs a valid user policy, overriding the module of its target kind; an invalid
 // one is rejected with its errors and the module in force stays. When several valid policies
-// target one kind, the one with the smallest name is in force.
+// target one kind, the one with the smallest name is in force (PolicyStanding says which).
 func (e *Engine) SetPolicy(p *policyv1alpha1.AggregationPolicy) field.ErrorList {
 	mod, errs := validatePolicy(p, e.lim)
 	if len(errs) > 0 {
@@ -186,10 +188,12 @@ func (e *Engine) reindexLocked() {
 	}
 	sort.Strings(names)
 	e.byKind = map[schema.GroupKind]*module{}
+	e.inForce = map[schema.GroupKind]string{}
 	for _, n := range names {
 		p := e.policies[n]
 		if _, taken := e.byKind[p.gk]; !taken {
 			e.byKind[p.gk] = p.mod
+			e.inForce[p.gk] = n
 		}
 	}
 }

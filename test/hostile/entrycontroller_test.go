@@ -187,9 +187,9 @@ func jsonDepth(raw []byte) int {
 	return deepest
 }
 
-// waitPolicyInForce waits until the controller has compiled the case's policy (its Accepted
-// condition describes the current generation); a policy it does not accept is an error, since
-// the webhook accepted it.
+// waitPolicyInForce waits until the controller has compiled the case's policy (its Valid and
+// InForce conditions describe the current generation); a policy it does not accept is an error,
+// since the webhook accepted it, and so is one that another policy for its kind keeps out of force.
 func (e *entryEnv) waitPolicyInForce(ctx context.Context, t *testing.T, c entryCase) {
 	t.Helper()
 	var ap policyv1alpha1.AggregationPolicy
@@ -197,14 +197,16 @@ func (e *entryEnv) waitPolicyInForce(ctx context.Context, t *testing.T, c entryC
 		if err := e.cp.Client.Get(ctx, client.ObjectKey{Name: c.name}, &ap); err != nil {
 			return false, nil
 		}
-		cond := meta(ap.Status.Conditions, controlv1alpha1.ConditionValid)
-		return cond != nil && ap.Status.ObservedGeneration == ap.Generation, nil
+		cond, inForce := meta(ap.Status.Conditions, controlv1alpha1.ConditionValid), meta(ap.Status.Conditions, policyv1alpha1.ConditionInForce)
+		return cond != nil && inForce != nil && inForce.ObservedGeneration == ap.Generation && ap.Status.ObservedGeneration == ap.Generation, nil
 	})
 	if err != nil {
 		t.Fatalf("%s: the controller did not report on the policy: %+v", c.Name, ap.Status)
 	}
 	if cond := meta(ap.Status.Conditions, controlv1alpha1.ConditionValid); cond.Status != metav1.ConditionTrue {
 		t.Errorf("%s: accepted at admission, not in the controller: %s", c.Name, cond.Message)
+	} else if cond := meta(ap.Status.Conditions, policyv1alpha1.ConditionInForce); cond.Status != metav1.ConditionTrue {
+		t.Errorf("%s: valid, not in force: %s", c.Name, cond.Message)
 	}
 }
 

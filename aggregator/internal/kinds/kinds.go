@@ -7,11 +7,13 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,6 +46,8 @@ var _ collectorCompiler = (*collector.Compiler)(nil)
 type aggregationPolicies interface {
 	SetPolicy(p *policyv1alpha1.AggregationPolicy) field.ErrorList
 	RemovePolicy(name string)
+	PolicyStanding(name string) (s aggregation.Standing, ok bool)
+	Superseded() int
 }
 
 var _ aggregationPolicies = (*aggregation.Engine)(nil)
@@ -61,12 +65,18 @@ type Reconciler struct {
 	// reevaluate queues the bound objects of an API group ("": every bound object), whose
 	// status return an AggregationPolicy change can change.
 	reevaluate func(ctx context.Context, group string, all bool)
+	// requeue queues the reconcile of the AggregationPolicy of that name.
+	requeue func(name string)
+	log     logr.Logger
 
 	// installed is, per AggregationPolicy, the spec last given to the engine and the engine's
 	// verdict: a reconcile of the same spec (the echo of its own status write, a resync) neither
 	// compiles it again — with its static evaluation and examples — nor re-evaluates its group.
 	mu        sync.Mutex
 	installed map[string]installedPolicy
+	// superseded is, per superseded AggregationPolicy, the message of the Superseded Event last
+	// emitted for it (inforce.go).
+	superseded map[string]string
 }
 
 // installedPolicy is an AggregationPolicy's spec version (UID and generation) as the engine last
@@ -85,12 +95,19 @@ type Config struct {
 	Metrics    *metrics.Metrics
 	Recorder   events.EventRecorder
 	Reevaluate func(ctx context.Context, group string, all bool)
+	Requeue    func(name string) // the AggregationPolicy of that name (nil: none)
+	Log        logr.Logger
 }
 
 // New returns the kinds reconciler of c's dependencies.
 func New(c Config) *Reconciler {
-	return &Reconciler{cache: c.Cache, compiler: c.Compiler, policies: c.Policies, writer: c.Writer, metrics: c.Metrics,
-		recorder: c.Recorder, reevaluate: c.Reevaluate, installed: map[string]installedPolicy{}}
+	r := &Reconciler{cache: c.Cache, compiler: c.Compiler, policies: c.Policies, writer: c.Writer, metrics: c.Metrics,
+		recorder: c.Recorder, reevaluate: c.Reevaluate, requeue: c.Requeue, log: c.Log, installed: map[string]installedPolicy{},
+		superseded: map[string]string{}}
+	if r.requeue == nil {
+		r.requeue = func(string) {}
+	}
+	return r
 }
 
 // Reconcile maintains the status of a StatusCollector or ContentClassifier: the problems the
@@ -126,26 +143,35 @@ func (r *Reconciler) Reconcile(ctx context.Context, k rules.KindKey) error {
 }
 
 // reconcileAggregationPolicy installs a valid AggregationPolicy in the engine (an invalid one is
-// ignored: the kind's built-in module applies), reports its validity, and re-evaluates the objects
-// of its target group.
+// ignored: the kind's built-in module applies), reports its validity and whether it is in force,
+// and re-evaluates the objects of its target group.
 func (r *Reconciler) reconcileAggregationPolicy(ctx context.Context, name string) error {
+	defer func() { r.metrics.AggregationPoliciesSuperseded.Set(float64(r.policies.Superseded())) }()
 	var ap policyv1alpha1.AggregationPolicy
 	if err := r.cache.Get(ctx, client.ObjectKey{Name: name}, &ap); err != nil {
 		if apierrors.IsNotFound(err) {
+			was, had := r.policies.PolicyStanding(name)
 			r.forget(name)
 			r.policies.RemovePolicy(name)
 			r.reevaluate(ctx, "", true)
+			if had {
+				r.requeueKinds(ctx, name, was.Target)
+			}
 		}
 		return client.IgnoreNotFound(err)
 	}
 	errs := r.install(ctx, &ap)
+	s, installed := r.policies.PolicyStanding(name)
+	inForce, old := inForceCondition(&ap, s, installed && len(errs) == 0), oldInForce(&ap)
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(policyv1alpha1.GroupVersion.WithKind(rules.KindAggregationPolicy))
-	return r.applyValidityAs(ctx, &ap, u, ap.Status.ObservedGeneration, ap.Status.Errors, ap.Status.Conditions, errs)
+	if err := r.applyValidityAs(ctx, &ap, u, ap.Status.ObservedGeneration, ap.Status.Errors, ap.Status.Conditions, errs, inForce); err != nil {
+		return err
+	}
+	r.announce(&ap, s, inForce, old)
+	return nil
 }
 
-// applyValidity writes {observedGeneration, errors, conditions[Valid]} when it differs from the
-// current status, and an event for a newly invalid spec.
 // install gives ap to the engine (an invalid one is removed from it, and its group re-evaluated)
 // unless the engine already judged this spec, and returns the problems found.
 func (r *Reconciler) install(ctx context.Context, ap *policyv1alpha1.AggregationPolicy) field.ErrorList {
@@ -156,6 +182,7 @@ func (r *Reconciler) install(ctx context.Context, ap *policyv1alpha1.Aggregation
 	if ok && last.version == version {
 		return last.errs
 	}
+	was, had := r.policies.PolicyStanding(ap.Name)
 	errs := r.policies.SetPolicy(ap)
 	if len(errs) > 0 {
 		r.policies.RemovePolicy(ap.Name)
@@ -165,6 +192,11 @@ func (r *Reconciler) install(ctx context.Context, ap *policyv1alpha1.Aggregation
 	r.installed[ap.Name] = installedPolicy{version: version, errs: errs}
 	r.mu.Unlock()
 	r.reevaluate(ctx, ap.Spec.Target.Group, false)
+	gks := []schema.GroupKind{{Group: ap.Spec.Target.Group, Kind: ap.Spec.Target.Kind}}
+	if had {
+		gks = append(gks, was.Target)
+	}
+	r.requeueKinds(ctx, ap.Name, gks...)
 	return errs
 }
 
@@ -173,8 +205,11 @@ func (r *Reconciler) forget(name string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.installed, name)
+	delete(r.superseded, name)
 }
 
+// applyValidity writes {observedGeneration, errors, conditions[Valid]} when it differs from the
+// current status, and an event for a newly invalid spec.
 func (r *Reconciler) applyValidity(ctx context.Context, obj client.Object, kind string, observed int64, curErrs []string,
 	curConds []metav1.Condition, errs field.ErrorList) error {
 	u := &unstructured.Unstructured{}
@@ -182,9 +217,10 @@ func (r *Reconciler) applyValidity(ctx context.Context, obj client.Object, kind 
 	return r.applyValidityAs(ctx, obj, u, observed, curErrs, curConds, errs)
 }
 
-// applyValidityAs is applyValidity with the apply object's apiVersion and kind already set in u.
+// applyValidityAs is applyValidity with the apply object's apiVersion and kind already set in u,
+// and the conditions extra beside Valid.
 func (r *Reconciler) applyValidityAs(ctx context.Context, obj client.Object, u *unstructured.Unstructured, observed int64, curErrs []string,
-	curConds []metav1.Condition, errs field.ErrorList) error {
+	curConds []metav1.Condition, errs field.ErrorList, extra ...metav1.Condition) error {
 	kind := u.GetKind()
 	msgs := rules.ErrorStrings(errs)
 	cond := metav1.Condition{Type: controlv1alpha1.ConditionValid, Status: metav1.ConditionTrue, Reason: "Valid",
@@ -193,14 +229,16 @@ func (r *Reconciler) applyValidityAs(ctx context.Context, obj client.Object, u *
 		cond.Status, cond.Reason = metav1.ConditionFalse, "Invalid"
 		cond.Message = strings.Join(msgs, "; ")
 	}
-	old := meta.FindStatusCondition(curConds, controlv1alpha1.ConditionValid)
+	want := append([]metav1.Condition{cond}, extra...)
 	same := observed == obj.GetGeneration() && slices.Equal(curErrs, msgs)
-	if same && old != nil && old.Status == cond.Status &&
-		old.Message == cond.Message && old.ObservedGeneration == cond.ObservedGeneration {
+	current, missing := conditionsCurrent(curConds, want)
+	if same && current {
 		return nil
 	}
 	conds := append([]metav1.Condition(nil), curConds...)
-	meta.SetStatusCondition(&conds, cond)
+	for _, c := range want {
+		meta.SetStatusCondition(&conds, c)
+	}
 	u.SetName(obj.GetName())
 	status := map[string]any{"observedGeneration": obj.GetGeneration()}
 	if len(msgs) > 0 {
@@ -213,13 +251,30 @@ func (r *Reconciler) applyValidityAs(ctx context.Context, obj client.Object, u *
 	}
 	status["conditions"] = cl
 	u.Object["status"] = status
-	if same && old == nil && r.conditionsNotServed(u) {
+	if same && missing && r.conditionsNotServed(u) {
 		return nil // all that the served schema can hold is there already
 	}
 	if len(errs) > 0 {
 		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, "InvalidSpec", "Validate", "%s", cond.Message)
 	}
 	return r.writer.Apply(ctx, u, "status", true, strings.ToLower(kind)+"-status")
+}
+
+// conditionsCurrent reports whether every condition of want is in conds with the same status,
+// reason, message and observed generation; missing, whether one of them is absent.
+func conditionsCurrent(conds, want []metav1.Condition) (current, missing bool) {
+	current = true
+	for _, w := range want {
+		old := meta.FindStatusCondition(conds, w.Type)
+		if old == nil {
+			current, missing = false, true
+			continue
+		}
+		if old.Status != w.Status || old.Reason != w.Reason || old.Message != w.Message || old.ObservedGeneration != w.ObservedGeneration {
+			current = false
+		}
+	}
+	return current, missing
 }
 
 // conditionsNotServed reports whether the schema served for u's kind has no .status.conditions

@@ -22,6 +22,7 @@ import (
 	"github.com/statusfold/statusfold/aggregator/internal/writer"
 	controlv1alpha1 "github.com/statusfold/statusfold/api/control/v1alpha1"
 	policyv1alpha1 "github.com/statusfold/statusfold/api/policy/v1alpha1"
+	"github.com/statusfold/statusfold/policy/aggregation"
 	"github.com/statusfold/statusfold/policy/collector"
 )
 
@@ -32,18 +33,37 @@ func (f fakeCompiler) Compile(sc *controlv1alpha1.StatusCollector) (*collector.C
 	return nil, f[sc.Name], nil
 }
 
-// fakeEngine records the AggregationPolicies installed and removed; it refuses those listed.
+// fakeEngine records the AggregationPolicies installed and removed; it refuses those listed. Each
+// policy it holds is in force (the real engine's choice among several is tested with it).
 type fakeEngine struct {
-	refuse map[string]field.ErrorList
-	calls  []string
+	refuse  map[string]field.ErrorList
+	calls   []string
+	targets map[string]schema.GroupKind // the policies it holds
 }
 
 func (f *fakeEngine) SetPolicy(p *policyv1alpha1.AggregationPolicy) field.ErrorList {
 	f.calls = append(f.calls, "set "+p.Name)
-	return f.refuse[p.Name]
+	if errs := f.refuse[p.Name]; len(errs) > 0 {
+		return errs
+	}
+	if f.targets == nil {
+		f.targets = map[string]schema.GroupKind{}
+	}
+	f.targets[p.Name] = schema.GroupKind{Group: p.Spec.Target.Group, Kind: p.Spec.Target.Kind}
+	return nil
 }
 
-func (f *fakeEngine) RemovePolicy(name string) { f.calls = append(f.calls, "remove "+name) }
+func (f *fakeEngine) RemovePolicy(name string) {
+	f.calls = append(f.calls, "remove "+name)
+	delete(f.targets, name)
+}
+
+func (f *fakeEngine) PolicyStanding(name string) (aggregation.Standing, bool) {
+	gk, ok := f.targets[name]
+	return aggregation.Standing{Name: name, Target: gk, InForce: name}, ok
+}
+
+func (f *fakeEngine) Superseded() int { return 0 }
 
 // schemas resolves every kind to s, or reports no published schema when s is nil.
 type schemas struct{ s *spec.Schema }

@@ -118,11 +118,13 @@ func TestAggregationPolicy(t *testing.T) {
 		{name: "valid: installed, its group re-evaluated, Valid written", obj: ap,
 			calls: []string{"set ap"}, reevaluate: []string{"apps all=false"},
 			want: []string{`{"kind":"AggregationPolicy","name":"ap","status":{"conditions":[{"message":"the spec passed validation",` +
-				`"observedGeneration":1,"reason":"Valid","status":"True","type":"Valid"}],"observedGeneration":1}}`}},
+				`"observedGeneration":1,"reason":"Valid","status":"True","type":"Valid"},{"message":"the policy is in force for apps/Deployment",` +
+				`"observedGeneration":1,"reason":"InForce","status":"True","type":"InForce"}],"observedGeneration":1}}`}},
 		{name: "refused by the engine: removed, errors written, an Event", obj: ap, refuse: map[string]field.ErrorList{"ap": bad},
 			calls: []string{"set ap", "remove ap"}, reevaluate: []string{"apps all=false"},
 			want: []string{`{"kind":"AggregationPolicy","name":"ap","status":{"conditions":[{"message":` + jsonString(msg) +
-				`,"observedGeneration":1,"reason":"Invalid","status":"False","type":"Valid"}],"errors":[` + jsonString(msg) + `],"observedGeneration":1}}`},
+				`,"observedGeneration":1,"reason":"Invalid","status":"False","type":"Valid"},{"message":"the policy is not valid (see the Valid condition): ` +
+				`it aggregates nothing","observedGeneration":1,"reason":"Invalid","status":"False","type":"InForce"}],"errors":[` + jsonString(msg) + `],"observedGeneration":1}}`},
 			events: []string{"Warning InvalidSpec " + msg}},
 		{name: "gone: removed, every bound object re-evaluated", calls: []string{"remove ap"}, reevaluate: []string{" all=true"}},
 	}

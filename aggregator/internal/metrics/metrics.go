@@ -30,6 +30,10 @@ type Metrics struct {
 	// OversizeReports counts WorkStatus versions whose reported status is over the size cap.
 	OversizeReports prometheus.Counter
 
+	// AggregationPoliciesSuperseded is the number of valid AggregationPolicies not in force because
+	// another valid policy for their kind has a smaller name (docs/aggregation.md).
+	AggregationPoliciesSuperseded prometheus.Gauge
+
 	// pacers are the running managers' Pacers (one per manager; several in tests), read by
 	// statusfold_write_delay_seconds.
 	pacersMu sync.Mutex
@@ -115,6 +119,11 @@ func New() *Metrics {
 			Help: "WorkStatus updates whose reported status is over --max-reported-status-bytes (not evaluated; the WEC's rows say so).",
 		})
 		ctrlmetrics.Registry.MustRegister(m.OversizeReports)
+		m.AggregationPoliciesSuperseded = prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "statusfold_aggregation_policies_superseded",
+			Help: "Valid AggregationPolicies not in force because another valid policy for their kind has a smaller name (their InForce condition is False, reason Superseded).",
+		})
+		ctrlmetrics.Registry.MustRegister(m.AggregationPoliciesSuperseded)
 		theMetrics = m
 	})
 	return theMetrics
