@@ -18,7 +18,7 @@ import (
 // +kubebuilder:resource:scope=Cluster,shortName={ap}
 // +kubebuilder:printcolumn:name="GROUP",type="string",JSONPath=".spec.target.group"
 // +kubebuilder:printcolumn:name="KIND",type="string",JSONPath=".spec.target.kind"
-// +kubebuilder:printcolumn:name="ACCEPTED",type="string",JSONPath=".status.conditions[?(@.type==\"Accepted\")].status"
+// +kubebuilder:printcolumn:name="VALID",type="string",JSONPath=".status.conditions[?(@.type==\"Valid\")].status"
 // +kubebuilder:printcolumn:name="IN-FORCE",type="string",JSONPath=".status.conditions[?(@.type==\"InForce\")].status"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 type AggregationPolicy struct {
@@ -95,9 +95,6 @@ type ExampleWEC struct {
 	StatusDetails *controlv1alpha1.StatusDetails `json:"statusDetails,omitempty"`
 }
 
-// ConditionAccepted is the condition type saying whether the policy is in force.
-const ConditionAccepted = "Accepted"
-
 // ConditionInForce is the condition type saying whether a valid policy is the one in force for its
 // kind: of several valid policies for one kind, the one with the smallest name is; the others are
 // False with reason `Superseded`, naming it.
@@ -108,7 +105,7 @@ type AggregationPolicyStatus struct {
 	// `observedGeneration` is the generation the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// `conditions`: `Accepted` is True when the policy compiled, has its rules and passes its
+	// `conditions`: `Valid` is True when the policy compiled, has its rules and passes its
 	// examples, so it overrides the built-in module. `InForce` is True for the one valid policy in
 	// force for its kind (of several, the smallest name) and False for the others (reason
 	// `Superseded`, naming the one in force) and for an invalid one.

@@ -27,7 +27,7 @@ func targetPolicy(name, group, kind, rego string) *policyv1alpha1.AggregationPol
 
 // TestAggregationPolicyInForce: of two valid AggregationPolicies for one kind, the smaller name is
 // InForce=True and the other InForce=False/Superseded naming it, with a Warning Event and the
-// IN-FORCE column of kubectl; an invalid smaller name takes nothing over; when the one in force
+// IN-FORCE column of kubectl (VALID beside it); an invalid smaller name takes nothing over; when the one in force
 // moves to another kind, becomes invalid or is deleted, the next one is in force (docs/aggregation.md "Which
 // policy is in force").
 func TestAggregationPolicyInForce(t *testing.T) {
@@ -42,6 +42,7 @@ func TestAggregationPolicyInForce(t *testing.T) {
 		"deployments-strict": "False Superseded " + supersededBy("deployments-default"), "deployments-broken": "False Invalid"})
 	expectEvent(t, c, "", "deployments-strict", "Superseded", supersededBy("deployments-default"))
 	expectColumn(t, cp, "IN-FORCE", map[string]string{"deployments-default": "True", "deployments-strict": "False", "deployments-broken": "False"})
+	expectColumn(t, cp, "VALID", map[string]string{"deployments-default": "True", "deployments-strict": "True", "deployments-broken": "False"})
 
 	// A smaller name for the kind, then moved to another kind: the others follow.
 	create(t, c, targetPolicy("deployments-aaa", "apps", "Deployment", rego))
