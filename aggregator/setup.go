@@ -73,7 +73,10 @@ func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog 
 	p.report = &report.Reporter{Log: log, Recorder: recorder, Failures: failures, Kinds: catalog}
 	wecs, reports, pruners, dests := itscache.NewWECIndex(), inputs.NewReportCache(), inputs.NewPrunerCache(), inputs.NewDestsCache()
 	pending, ownWrites, clusterGen, orphans := objects.NewEventTimes(), echo.New(p.metrics.Echoes), &atomic.Uint64{}, &sync.Map{}
-	holds := echo.NewHolds(opts.OwnVersionRefreshDelay)
+	var holds *echo.Holds // what the Bindings keep listing: only when statusfold writes them
+	if opts.BindingResolution == BindingResolutionInternal {
+		holds = echo.NewHolds(opts.OwnVersionRefreshDelay)
+	}
 	p.handlers = fanout.New(fanout.Config{WDS: wds, ITS: its.GetCache(), Live: live, Catalog: catalog, Log: log, Metrics: p.metrics,
 		Objects: p.objects, Policies: p.policies, Kinds: p.kinds, WECs: wecs, Reports: reports, Pruners: pruners, Dests: dests,
 		Pending: pending, OwnWrites: ownWrites, Holds: holds, ClusterGen: clusterGen, Orphans: orphans,

@@ -21,6 +21,10 @@ type Holds struct {
 	delay time.Duration
 	m     map[rules.ObjectKey]hold
 	now   func() time.Time
+	// swept is when expired holds were last dropped (Quiet sweeps once per delay): the objects
+	// whose holds no Binding reconcile looks at again (no longer listed, their informer stopped)
+	// are forgotten within two delays.
+	swept time.Time
 }
 
 // hold is the version held for one object, and when the first update it hides was seen.
@@ -36,18 +40,27 @@ func NewHolds(delay time.Duration) *Holds {
 
 // Quiet records an update of the object key from resourceVersion from that changed nothing
 // delivered: the first such update since the last one that did (or since the hold expired)
-// holds from.
-func (h *Holds) Quiet(key rules.ObjectKey, from string) {
+// holds from. It reports whether it started a hold (false: one was on already, or from is empty).
+func (h *Holds) Quiet(key rules.ObjectKey, from string) bool {
 	if h == nil || from == "" {
-		return
+		return false
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := h.now()
+	if now.Sub(h.swept) >= h.delay {
+		for k, cur := range h.m {
+			if now.Sub(cur.since) >= h.delay {
+				delete(h.m, k)
+			}
+		}
+		h.swept = now
+	}
 	if cur, ok := h.m[key]; ok && now.Sub(cur.since) < h.delay {
-		return
+		return false
 	}
 	h.m[key] = hold{rv: from, since: now}
+	return true
 }
 
 // Release ends the hold of the object key: an update that may change what is delivered, or the
@@ -63,7 +76,9 @@ func (h *Holds) Release(key rules.ObjectKey) {
 
 // Version is the resourceVersion a Binding that lists the object key at listed ("": does not list
 // it) records for it, the object being at current: listed while the hold of listed lasts, else
-// current. A hold that has expired is forgotten.
+// current. A hold that has expired is forgotten. A hold of another version than listed (the
+// Binding was written between the hold's start and its event) moves to current, which the
+// Binding is about to list: the updates that follow are held from there, until the same end.
 func (h *Holds) Version(key rules.ObjectKey, current, listed string) string {
 	if h == nil || listed == "" || listed == current {
 		return current
@@ -71,14 +86,14 @@ func (h *Holds) Version(key rules.ObjectKey, current, listed string) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	cur, ok := h.m[key]
-	if !ok {
+	switch {
+	case !ok:
 		return current
-	}
-	if h.now().Sub(cur.since) >= h.delay {
+	case h.now().Sub(cur.since) >= h.delay:
 		delete(h.m, key)
 		return current
-	}
-	if cur.rv != listed {
+	case cur.rv != listed:
+		h.m[key] = hold{rv: current, since: cur.since}
 		return current
 	}
 	return listed

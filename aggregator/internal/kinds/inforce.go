@@ -67,6 +67,22 @@ func (r *Reconciler) requeueKinds(ctx context.Context, name string, gks ...schem
 	}
 }
 
+// installSmaller installs the policies of ap's target kind with smaller names that the engine has
+// not judged yet, so that ap's standing is not read before them (after a start, the policies are
+// reconciled in no set order; install skips a spec it has judged).
+func (r *Reconciler) installSmaller(ctx context.Context, ap *policyv1alpha1.AggregationPolicy) {
+	var aps policyv1alpha1.AggregationPolicyList
+	if err := r.cache.List(ctx, &aps); err != nil {
+		return // the cache only fails when stopping
+	}
+	for i := range aps.Items {
+		other := &aps.Items[i]
+		if other.Name < ap.Name && other.Spec.Target == ap.Spec.Target {
+			r.install(ctx, other)
+		}
+	}
+}
+
 // announce records the InForce condition written on ap and, when ap became superseded or
 // superseded by another policy, logs it and emits the Warning Event Superseded: once per change,
 // neither on every reconcile nor again for what its status (old, as read) already said.

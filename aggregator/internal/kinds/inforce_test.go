@@ -31,8 +31,8 @@ func deploymentPolicy(name string) *policyv1alpha1.AggregationPolicy {
 
 // TestAggregationPolicyInForce: with the real engine, of two valid policies for one kind the
 // smaller name is InForce=True and the other False/Superseded naming it, with one Warning Event
-// and the gauge at 1; a change of either queues the other; when the one in force is deleted,
-// the other is in force again.
+// and the gauge at 1, even when the larger name is reconciled first; a change of either queues
+// the other; when the one in force is deleted, the other is in force again.
 func TestAggregationPolicyInForce(t *testing.T) {
 	engine, err := aggregation.NewEngine()
 	if err != nil {
@@ -57,13 +57,12 @@ func TestAggregationPolicyInForce(t *testing.T) {
 		events   []string
 		gauge    float64
 	}{
-		{name: "the larger name alone: in force", policy: "deployments-strict",
-			inForce: "True InForce the policy is in force for apps/Deployment", requeued: []string{"deployments-default"}},
-		{name: "the smaller name: in force, the other queued", policy: "deployments-default",
-			inForce: "True InForce the policy is in force for apps/Deployment", requeued: []string{"deployments-strict"}, gauge: 1},
-		{name: "the larger name again: superseded, an Event", policy: "deployments-strict", inForce: superseded,
+		{name: "the larger name first (after a start): the smaller one is judged before its standing is read: superseded, an Event",
+			policy: "deployments-strict", inForce: superseded, requeued: []string{"deployments-default", "deployments-strict"},
 			events: []string{"Warning Superseded " + superseded[len("False Superseded "):]}, gauge: 1},
-		{name: "once more, its status not yet read back: no second Event", policy: "deployments-strict", inForce: superseded, gauge: 1},
+		{name: "the smaller name: in force, already judged: nobody queued", policy: "deployments-default",
+			inForce: "True InForce the policy is in force for apps/Deployment", gauge: 1},
+		{name: "the larger name again, its status not yet read back: no second Event", policy: "deployments-strict", inForce: superseded, gauge: 1},
 		{name: "the one in force becomes invalid: the other queued", policy: "deployments-default",
 			inForce: "False Invalid the policy is not valid (see the Valid condition): it aggregates nothing", requeued: []string{"deployments-strict"},
 			events: []string{`Warning InvalidSpec spec.rego: Invalid value: "(Rego source)": line 4:0: rego_parse_error: unexpected eof token`},

@@ -161,6 +161,7 @@ func (r *Reconciler) reconcileAggregationPolicy(ctx context.Context, name string
 		return client.IgnoreNotFound(err)
 	}
 	errs := r.install(ctx, &ap)
+	r.installSmaller(ctx, &ap)
 	s, installed := r.policies.PolicyStanding(name)
 	inForce, old := inForceCondition(&ap, s, installed && len(errs) == 0), oldInForce(&ap)
 	u := &unstructured.Unstructured{}

@@ -71,9 +71,10 @@ type Config struct {
 	Writer    *writer.Writer
 	Report    *report.Reporter
 	OwnWrites *echo.OwnWrites
-	// Holds: a return written on the version the object was read at holds that version in the
-	// Bindings that list it (echo.Holds) from before the write, so that no reconcile of a policy
-	// records the return's version between the write and its event (nil: the event alone does).
+	// Holds: a return's labels, written on the version the object was read at, hold that version
+	// in the Bindings that list it (echo.Holds) from before the write, so that no reconcile of a
+	// policy records the return's version between the write and its event (nil: the event alone
+	// does; nil unless statusfold resolves the Bindings).
 	Holds    *echo.Holds
 	Metrics  *metrics.Metrics
 	Log      logr.Logger
@@ -323,10 +324,18 @@ func (r *Returner) applyReturn(ctx context.Context, u *unstructured.Unstructured
 	var owned, rejected, left []string
 	own, written := in.Key.String(), ""
 	r.ownWrites.Begin(own, "status")
-	defer func() { r.ownWrites.End(own, written) }()
-	if rv := u.GetResourceVersion(); rv != "" {
-		// A conditional write: what follows rv is this return alone.
-		r.holds.Quiet(in.Key, rv)
+	held := false
+	defer func() {
+		r.ownWrites.End(own, written)
+		if held && written == "" {
+			r.holds.Release(in.Key) // nothing written: nothing to hold
+		}
+	}()
+	if _, status := u.Object["status"]; !status && u.GetResourceVersion() != "" {
+		// A conditional write of labels only: what follows the version is this return alone,
+		// which changes nothing delivered (with a status, a kind without a status subresource
+		// counts it in its generation: that write is not held).
+		held = r.holds.Quiet(in.Key, u.GetResourceVersion())
 	}
 	for attempt := 0; ; attempt++ {
 		err := r.writer.SendFor(ctx, in.Key, pacing.WriteReturnedStatus, r.writer.Prepare(u), sub, false, "status")
