@@ -87,7 +87,11 @@ func Setup(mgr manager.Manager, opts Options) (*Aggregator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: aggregation engine: %w", err)
 	}
-	p := buildParts(mgr, opts, its, resources.NewCatalog(disc, opts.CatalogRefresh), compiler, engine)
+	reads, err := newWorkloadReads(mgr, opts)
+	if err != nil {
+		return nil, err
+	}
+	p := buildParts(mgr, opts, its, resources.NewCatalog(disc, opts.CatalogRefresh), compiler, engine, reads)
 	if err := p.addLuaConfig(mgr, lua, engine); err != nil {
 		return nil, err
 	}

@@ -120,6 +120,12 @@ type Options struct {
 	// that every clause selecting it limits to named namespaces is watched in those only
 	// (docs/security.md, "Reads").
 	ClusterWideWatches bool
+
+	// WorkloadWatchTimeout bounds how long one watch of a workload resource's informer stays
+	// open: the apiserver authorizes a watch when it opens, so this bounds how long a revoked
+	// read access goes unnoticed (docs/security.md, "Read access revoked"). 0:
+	// DefaultWorkloadWatchTimeout.
+	WorkloadWatchTimeout time.Duration
 }
 
 // Defaults of the status size cap and the object's evaluation budget.
@@ -177,6 +183,9 @@ func (o *Options) defaults() error {
 	if o.ObjectTimeBudget <= 0 {
 		o.ObjectTimeBudget = DefaultObjectTimeBudget
 	}
+	if o.WorkloadWatchTimeout <= 0 {
+		o.WorkloadWatchTimeout = DefaultWorkloadWatchTimeout
+	}
 	if _, err := luaConfigMapKey(o.LuaHealthConfigMap); err != nil {
 		return err
 	}
@@ -191,6 +200,10 @@ const (
 	DefaultVersionRefreshDelay    = 5 * time.Second
 	DefaultOwnVersionRefreshDelay = time.Minute
 )
+
+// DefaultWorkloadWatchTimeout is the longest a workload informer's watch stays open before it
+// is opened again (and authorized again): client-go's own last 5 to 10 minutes.
+const DefaultWorkloadWatchTimeout = time.Minute
 
 // The object size budget (docs/rules.md "Size budget"): by default 1 MiB of JSON, two thirds of
 // etcd's default 1.5 MiB request limit, leaving room for managed fields and server-set metadata.

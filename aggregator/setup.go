@@ -2,6 +2,7 @@ package aggregator
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,20 +52,24 @@ type parts struct {
 	handlers *fanout.Handlers
 	catalog  *resources.Catalog
 	watches  *resources.Watcher
-	metrics  *metrics.Metrics
-	report   *report.Reporter
+	// workloadCache runs the cluster-wide informers of workload resources; revoked sees
+	// theirs and those of the namespace caches lose read access.
+	workloadCache cache.Cache
+	revoked       *resources.Revocations
+	metrics       *metrics.Metrics
+	report        *report.Reporter
 }
 
 // buildParts builds the reconciler's parts, each with the dependencies it uses.
 func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog *resources.Catalog,
-	compiler *collector.Compiler, engine *aggregation.Engine) *parts {
+	compiler *collector.Compiler, engine *aggregation.Engine, reads workloadReads) *parts {
 	log := mgr.GetLogger().WithName("aggregator")
 	var pacer *pacing.Pacer[rules.ObjectKey] // docs/controller.md, "Pacing writes"
 	if opts.MaxWriteDelay > 0 {
 		pacer = pacing.NewPacer[rules.ObjectKey](pacing.PacerOptions{MaxDelay: opts.MaxWriteDelay, DepthHigh: 4 * opts.Workers, DepthLow: opts.Workers})
 	}
 	recorder := mgr.GetEventRecorder(rules.FieldManager)
-	p := &parts{opts: opts, log: log, catalog: catalog, metrics: metrics.New(), pacer: pacer,
+	p := &parts{opts: opts, log: log, catalog: catalog, metrics: metrics.New(), pacer: pacer, workloadCache: reads.cache, revoked: reads.revoked,
 		objects:  objectsQueue(opts, pacer),
 		policies: pacing.NewCoalescingQueue[string](controllers.Policies, opts.CoalesceDelay),
 		kinds:    pacing.NewCoalescingQueue[rules.KindKey](controllers.Kinds, opts.CoalesceDelay)}
@@ -83,10 +88,11 @@ func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog 
 		Internal:       opts.BindingResolution == BindingResolutionInternal,
 		VersionRefresh: opts.VersionRefreshDelay, OwnVersionRefresh: opts.OwnVersionRefreshDelay,
 		ServesAggregationPolicies: servesAggregationPolicies(mgr, log), Report: p.report})
-	p.watches = resources.NewWatcher(wds, opts.WatchSyncTimeout, p.handlers.Workload, log).
-		WithAccess(resources.Access{WatchSecrets: opts.WatchSecrets, Probe: listProbe(live)})
+	p.watches = resources.NewWatcher(p.workloadCache, opts.WatchSyncTimeout, p.handlers.Workload, log).
+		WithAccess(resources.Access{WatchSecrets: opts.WatchSecrets, Probe: listProbe(live)}).
+		WithRevocations(p.revoked)
 	if !opts.ClusterWideWatches {
-		p.watches.WithNamespaceCaches(namespaceCaches(mgr))
+		p.watches.WithNamespaceCaches(namespaceCaches(mgr, p.revoked))
 	}
 	w := writer.New(mgr.GetClient(), opts.Schemas, failures, p.metrics, pacer, log, recorder)
 	budgets := writer.NewBudgets(opts.SizeBudget)
@@ -110,6 +116,7 @@ func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog 
 		Recorder: recorder, Reevaluate: p.handlers.EnqueueBoundOf,
 		Requeue: func(name string) { p.kinds.Add(rules.KindKey{Kind: rules.KindAggregationPolicy, Name: name}) }, Log: log})
 	catalog.OnRecovered = p.handlers.GroupRecovered
+	p.revoked.OnChange = func() { p.handlers.EnqueueAllPolicies(context.Background()) }
 	return p
 }
 
@@ -160,7 +167,7 @@ func (p *parts) addControllers(mgr manager.Manager) error {
 	if err != nil {
 		return err
 	}
-	for _, c := range []manager.Runnable{objectsC, policiesC, kindsC, p.watches} {
+	for _, c := range []manager.Runnable{p.workloadCache, objectsC, policiesC, kindsC, p.watches} {
 		if err := mgr.Add(c); err != nil {
 			return err
 		}
@@ -183,10 +190,31 @@ func listProbe(live client.Reader) func(context.Context, resources.ResourceInfo,
 }
 
 // namespaceCaches makes the caches of single namespaces in which the Watcher runs the informers
-// of resources selected in named namespaces only: the manager's scheme, mapper and HTTP client.
-func namespaceCaches(mgr manager.Manager) resources.NewNamespaceCache {
+// of resources selected in named namespaces only: the manager's scheme, mapper and HTTP client,
+// and informers whose lost read access revoked sees.
+func namespaceCaches(mgr manager.Manager, revoked *resources.Revocations) resources.NewNamespaceCache {
 	return func(ns string) (cache.Cache, error) {
 		return cache.New(mgr.GetConfig(), cache.Options{HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(),
-			Mapper: mgr.GetRESTMapper(), DefaultNamespaces: map[string]cache.Config{ns: {}}})
+			Mapper: mgr.GetRESTMapper(), DefaultNamespaces: map[string]cache.Config{ns: {}}, NewInformer: revoked.NewInformer(ns)})
 	}
+}
+
+// workloadReads are the cache of the cluster-wide informers of workload resources and the
+// Revocations of every workload informer (docs/security.md, "Read access revoked").
+type workloadReads struct {
+	cache   cache.Cache
+	revoked *resources.Revocations
+}
+
+// newWorkloadReads makes the workload resources' cluster-wide cache, apart from the manager's
+// cache: its informers are built by the Revocations, which the manager's cache cannot be given
+// once built.
+func newWorkloadReads(mgr manager.Manager, opts Options) (workloadReads, error) {
+	revoked := &resources.Revocations{WatchTimeout: opts.WorkloadWatchTimeout}
+	c, err := cache.New(mgr.GetConfig(), cache.Options{HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(),
+		Mapper: mgr.GetRESTMapper(), NewInformer: revoked.NewInformer("")})
+	if err != nil {
+		return workloadReads{}, fmt.Errorf("aggregator: workload cache: %w", err)
+	}
+	return workloadReads{cache: c, revoked: revoked}, nil
 }

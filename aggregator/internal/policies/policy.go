@@ -174,7 +174,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, name string) error {
 
 // resolve lists the inventory and the objects of every resource some clause can select, and
 // computes the Binding's spec. The objects of a resource that cannot be listed now (its watch
-// does not sync), or of a group whose discovery fails (keepUncertain), keep the entries cur (the
+// does not sync, or its informer lost read access and its view is frozen: a NotReadableError
+// from the watches), or of a group whose discovery fails (keepUncertain), keep the entries cur (the
 // Binding as written, nil: none) has: nothing is dropped on uncertainty; the rest is resolved.
 func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPolicy, cur *controlv1alpha1.Binding) (controlv1alpha1.BindingSpec, field.ErrorList, notReadable, error) {
 	// The cache reads share what they return with the cache: only read, never written.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,6 +19,8 @@ const (
 	ReasonNotOptedIn = "NotOptedIn"
 	// ReasonForbidden: the manager's identity may not list the resource (RBAC).
 	ReasonForbidden = "Forbidden"
+	// ReasonUnauthorized: the apiserver no longer accepts the manager's credentials.
+	ReasonUnauthorized = "Unauthorized"
 )
 
 // Secrets is the resource statusfold watches only when opted in.
@@ -31,22 +34,28 @@ type NotReadableError struct {
 	// Namespaces are the namespaces whose list was Forbidden, for an informer of single
 	// namespaces; none: the cluster-wide list was.
 	Namespaces []string
+	// Since is when a running informer lost read access (Revocations); zero: its informer was
+	// not started.
+	Since time.Time
 }
 
 func (e *NotReadableError) Error() string {
-	switch e.Reason {
-	case ReasonNotOptedIn:
+	if e.Reason == ReasonNotOptedIn {
 		return fmt.Sprintf("%s are not watched: statusfold reads them only when opted in (manager flag --watch-secrets, chart value watchSecrets)", e.GR)
-	case ReasonForbidden:
-		switch len(e.Namespaces) {
-		case 0:
-		case 1:
-			return fmt.Sprintf("%s may not be listed by statusfold's identity in namespace %s: %v", e.GR, e.Namespaces[0], e.Err)
-		default:
-			return fmt.Sprintf("%s may not be listed by statusfold's identity in namespaces %s: %v", e.GR, strings.Join(e.Namespaces, ", "), e.Err)
-		}
 	}
-	return fmt.Sprintf("%s may not be listed by statusfold's identity: %v", e.GR, e.Err)
+	where := ""
+	switch len(e.Namespaces) {
+	case 0:
+	case 1:
+		where = " in namespace " + e.Namespaces[0]
+	default:
+		where = " in namespaces " + strings.Join(e.Namespaces, ", ")
+	}
+	if !e.Since.IsZero() {
+		return fmt.Sprintf("%s may no longer be read by statusfold's identity%s: %v; what statusfold sees of them is frozen since %s",
+			e.GR, where, e.Err, e.Since.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("%s may not be listed by statusfold's identity%s: %v", e.GR, where, e.Err)
 }
 
 // IsNotReadable returns the NotReadableError in err's chain, if any.

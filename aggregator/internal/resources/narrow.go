@@ -83,7 +83,7 @@ func (w *Watcher) StopExcept(ctx context.Context, resources []ResourceInfo, want
 			slices.ContainsFunc(p.kept.Namespaces, func(ns string) bool { return p.wt.ns[ns] == nil }) {
 			continue // not listed yet, or changed meanwhile: it stays cluster-wide for now
 		}
-		w.removeInformer(ctx, w.cache, p.wt.info)
+		w.removeInformer(ctx, w.cache, p.wt.info, "")
 		p.wt.all = nil
 		w.stopNamespaces(ctx, p.wt, p.kept.Covers)
 		out = append(out, Narrowed{Info: p.wt.info, Kept: p.wt.scope()})
@@ -100,7 +100,7 @@ func (w *Watcher) stopNamespaces(ctx context.Context, wt *watch, keep func(strin
 			continue
 		}
 		if nc, ok := w.caches[ns]; ok {
-			w.removeInformer(ctx, nc.cache, wt.info)
+			w.removeInformer(ctx, nc.cache, wt.info, ns)
 		}
 		w.releaseNamespaceCache(ns)
 		delete(wt.ns, ns)
@@ -112,7 +112,7 @@ func (w *Watcher) stopNamespaces(ctx context.Context, wt *watch, keep func(strin
 // stopWatch stops every informer of wt and forgets it. w.mu is held.
 func (w *Watcher) stopWatch(ctx context.Context, wt *watch) {
 	if wt.all != nil {
-		w.removeInformer(ctx, w.cache, wt.info)
+		w.removeInformer(ctx, w.cache, wt.info, "")
 	}
 	w.stopNamespaces(ctx, wt, nil)
 	delete(w.watches, wt.info.GVR.String())
@@ -120,9 +120,13 @@ func (w *Watcher) stopWatch(ctx context.Context, wt *watch) {
 	w.log.V(1).Info("stopped watching workload resource", "resource", wt.info.GVR.String())
 }
 
-// removeInformer stops the informer of info in c. Removing an informer only fails when the
-// cache has stopped, which stops the informer as well: the error is logged, not returned.
-func (w *Watcher) removeInformer(ctx context.Context, c cache.Cache, info ResourceInfo) {
+// removeInformer stops the informer of info in c, the cache of namespace ("": cluster-wide),
+// and forgets whether it lost read access. Removing an informer only fails when the cache has
+// stopped, which stops the informer as well: the error is logged, not returned.
+func (w *Watcher) removeInformer(ctx context.Context, c cache.Cache, info ResourceInfo, namespace string) {
+	if w.revoked != nil {
+		w.revoked.forget(revokedKey{gvk: info.GVK(), namespace: namespace})
+	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(info.GVK())
 	if err := c.RemoveInformer(ctx, u); err != nil {

@@ -65,7 +65,7 @@ func (r reader) List(ctx context.Context, list client.ObjectList, opts ...client
 }
 
 // readers returns the caches that hold the view of the resource of gvk in namespace (every
-// namespace: "" and not one): the WDS cache once the cluster-wide informer has listed, else
+// namespace: "" and not one): the cluster-wide cache once the cluster-wide informer has listed, else
 // the cache of each namespace watched, all of which must have listed.
 func (w *Watcher) readers(gvk schema.GroupVersionKind, namespace string, one bool) ([]client.Reader, error) {
 	w.mu.Lock()

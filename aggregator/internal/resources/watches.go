@@ -23,19 +23,21 @@ const MaxNamespaces = 32
 // resource or a Binding lists one of its objects, and stopped when neither holds any more
 // (the policies reconciler's pruneWatches). Their events go to handler.
 //
-// A resource is watched cluster-wide, through the WDS cache, or, when every clause that selects
+// A resource is watched cluster-wide, in the cluster-wide cache it is given (Setup gives it
+// one of its own, whose informers Revocations builds), or, when every clause that selects
 // it names its namespaces, only in those namespaces: one informer in each namespace's own
 // cache (NewNamespaceCache). Readers see one view of a resource (Reader): the cluster-wide
 // informer once it has listed, else the namespaces' informers. A scope widens by starting the
 // new informers and switching once they have listed; it narrows the same way, so the objects
 // that stay covered are never missing from the view.
 type Watcher struct {
-	cache       cache.Cache // the WDS cache: cluster-wide informers
+	cache       cache.Cache // a cluster-wide cache of the WDS: cluster-wide informers
 	newCache    NewNamespaceCache
 	syncTimeout time.Duration
 	handler     func(ResourceInfo) toolscache.ResourceEventHandler
 	log         logr.Logger
 	access      Access
+	revoked     *Revocations    // nil: a running informer is taken as readable
 	base        context.Context // the namespace caches run until it ends
 	stop        context.CancelFunc
 
@@ -132,6 +134,10 @@ func (w *Watcher) EnsureAll(ctx context.Context, wants []Want) map[schema.GroupR
 	for _, want := range wants {
 		if wt := w.watches[want.Info.GVR.String()]; wt != nil && wt.allSynced() && wt.narrowing == 0 {
 			w.stopNamespaces(ctx, wt, nil) // the cluster-wide informer has listed: they are redundant
+		}
+		if nr := w.revokedIn(want); nr != nil {
+			gr := want.Info.GVR.GroupResource()
+			errs[gr] = withRevoked(errs[gr], nr)
 		}
 	}
 	return errs
@@ -271,6 +277,11 @@ func (w *Watcher) Readable(ctx context.Context, want Want) error {
 	all, namespaces := w.toProbe(want.Info, want.Scope)
 	w.mu.Unlock()
 	if nr := w.access.check(ctx, want.Info, all, namespaces); nr != nil {
+		return nr
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if nr := w.revokedIn(want); nr != nil {
 		return nr
 	}
 	return nil

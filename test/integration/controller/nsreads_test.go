@@ -37,9 +37,7 @@ func TestNamespacedReadsOnly(t *testing.T) {
 		create(t, c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm0"}})
 	}
 	readConfigMapsIn(t, c, "a")
-	asManager := rest.CopyConfig(cp.Config)
-	asManager.Impersonate = rest.ImpersonationConfig{UserName: managerIdentity}
-	startLoggedManager(t, cp, asManager, aggregator.Options{CatalogRefresh: time.Second})
+	startManagerAs(t, cp, aggregator.Options{CatalogRefresh: time.Second})
 
 	create(t, c, policy("in-a", []string{"wec1"}, clause("", "configmaps", "a", nil, collectors("count-wecs"))))
 	expectBound(t, c, "in-a", "a", 1)
@@ -103,12 +101,33 @@ func applyRBACWithoutClusterReads(t *testing.T, cp *framework.ControlPlane) {
 // RoleBinding there.
 func readConfigMapsIn(t *testing.T, c client.Client, ns string) {
 	t.Helper()
+	grantConfigMapsIn(t, c, ns, "statusfold-reads", "get", "list", "watch")
+}
+
+// grantConfigMapsIn grants the manager's identity verbs on ConfigMaps in namespace ns: a Role
+// and its RoleBinding there, both named name.
+func grantConfigMapsIn(t *testing.T, c client.Client, ns, name string, verbs ...string) {
+	t.Helper()
 	create(t, c,
-		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "statusfold-reads"}, Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch"}}}},
-		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "statusfold-reads"},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "statusfold-reads"},
-			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "statusfold-system", Name: "statusfold-manager"}}})
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: verbs}}},
+		managerRoleBinding(ns, name))
+}
+
+// managerRoleBinding binds the Role name of namespace ns to the manager's ServiceAccount.
+func managerRoleBinding(ns, name string) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "statusfold-system", Name: "statusfold-manager"}}}
+}
+
+// startManagerAs starts the manager impersonating the manager's ServiceAccount
+// (managerIdentity), with its log kept for a failing test.
+func startManagerAs(t *testing.T, cp *framework.ControlPlane, opts aggregator.Options) *logBuffer {
+	t.Helper()
+	asManager := rest.CopyConfig(cp.Config)
+	asManager.Impersonate = rest.ImpersonationConfig{UserName: managerIdentity}
+	return startLoggedManager(t, cp, asManager, opts)
 }
 
 // readableCondition is the policy's ResourcesReadable condition, nil when it has none.
