@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -117,6 +118,7 @@ func buildParts(mgr manager.Manager, opts Options, its cluster.Cluster, catalog 
 		Requeue: func(name string) { p.kinds.Add(rules.KindKey{Kind: rules.KindAggregationPolicy, Name: name}) }, Log: log})
 	catalog.OnRecovered = p.handlers.GroupRecovered
 	p.revoked.OnChange = func() { p.handlers.EnqueueAllPolicies(context.Background()) }
+	p.revoked.Probe = gvkProbe(live)
 	return p
 }
 
@@ -167,7 +169,7 @@ func (p *parts) addControllers(mgr manager.Manager) error {
 	if err != nil {
 		return err
 	}
-	for _, c := range []manager.Runnable{p.workloadCache, objectsC, policiesC, kindsC, p.watches} {
+	for _, c := range []manager.Runnable{cacheRunnable{p.workloadCache}, objectsC, policiesC, kindsC, p.watches} {
 		if err := mgr.Add(c); err != nil {
 			return err
 		}
@@ -182,9 +184,18 @@ func (p *parts) addControllers(mgr manager.Manager) error {
 // informer of one namespace): the Watcher's Access asks it before an informer starts (a Forbidden
 // list keeps it from starting).
 func listProbe(live client.Reader) func(context.Context, resources.ResourceInfo, string) error {
+	probe := gvkProbe(live)
 	return func(ctx context.Context, info resources.ResourceInfo, namespace string) error {
+		return probe(ctx, info.GVK(), namespace)
+	}
+}
+
+// gvkProbe is listProbe by kind: the Revocations ask it to confirm a running informer's
+// Forbidden or Unauthorized list or watch.
+func gvkProbe(live client.Reader) func(context.Context, schema.GroupVersionKind, string) error {
+	return func(ctx context.Context, gvk schema.GroupVersionKind, namespace string) error {
 		l := &metav1.PartialObjectMetadataList{}
-		l.SetGroupVersionKind(info.GVR.GroupVersion().WithKind(info.Kind + "List"))
+		l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 		return live.List(ctx, l, client.InNamespace(namespace), client.Limit(1))
 	}
 }
@@ -218,3 +229,10 @@ func newWorkloadReads(mgr manager.Manager, opts Options) (workloadReads, error) 
 	}
 	return workloadReads{cache: c, revoked: revoked}, nil
 }
+
+// cacheRunnable adds a cache to a manager in its group of caches (the manager's hasCache: a
+// Runnable with GetCache), which starts, and syncs, before the controllers and stops after
+// them; a bare cache.Cache would be among the other runnables, stopped before the controllers.
+type cacheRunnable struct{ cache.Cache }
+
+func (c cacheRunnable) GetCache() cache.Cache { return c.Cache }

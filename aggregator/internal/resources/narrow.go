@@ -124,13 +124,14 @@ func (w *Watcher) stopWatch(ctx context.Context, wt *watch) {
 // and forgets whether it lost read access. Removing an informer only fails when the cache has
 // stopped, which stops the informer as well: the error is logged, not returned.
 func (w *Watcher) removeInformer(ctx context.Context, c cache.Cache, info ResourceInfo, namespace string) {
-	if w.revoked != nil {
-		w.revoked.forget(revokedKey{gvk: info.GVK(), namespace: namespace})
-	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(info.GVK())
 	if err := c.RemoveInformer(ctx, u); err != nil {
 		w.log.Error(err, "stopping informer", "resource", info.GVR.String())
+	}
+	// After the informer stopped: its error handler marks nothing once stopped.
+	if w.revoked != nil {
+		w.revoked.forget(revokedKey{gvk: info.GVK(), namespace: namespace})
 	}
 }
 

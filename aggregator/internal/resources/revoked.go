@@ -3,12 +3,14 @@ package resources
 import (
 	"context"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -20,14 +22,16 @@ import (
 // informer started (docs/security.md, "Read access revoked"): a Role or ClusterRole narrowed, a
 // binding deleted. The informers of the caches it builds (NewInformer) report every list or
 // watch error to client-go's default handler, as any informer does (logged, retried with
-// backoff), and a Forbidden or Unauthorized one (AccessLost) marks their resource, in their
-// namespace ("": cluster-wide), as not readable since then: their view is frozen. The next
-// watch the apiserver lets them open clears it; the reflector opens one after the list that
-// refills the view. Each change calls OnChange.
+// backoff), and a Forbidden or Unauthorized one (AccessLost), confirmed by Probe, marks their
+// resource, in their namespace ("": cluster-wide), as not readable since then: their view is
+// frozen. The mark clears once the view is refilled: when a streaming list (a watch with
+// SendInitialEvents, client-go's default) has passed on the bookmark that ends its initial
+// events, or when a watch opens after a list that succeeded since the mark. Each change calls
+// OnChange.
 //
 // The apiserver authorizes a watch when it opens, not while it streams: a revocation shows when
 // the open watch ends. NewInformer's watches last at most WatchTimeout (client-go's own last 5
-// to 10 minutes).
+// to 10 minutes), except the watch of a streaming list, which carries the whole list first.
 type Revocations struct {
 	// WatchTimeout bounds how long one watch of an informer stays open (each lasts between half
 	// of it and all of it); 0: client-go's.
@@ -35,9 +39,16 @@ type Revocations struct {
 	// OnChange, when set, is called when a resource becomes not readable or readable again.
 	// It must return quickly: it runs in the informer's goroutine.
 	OnChange func()
+	// Probe, when set, lists the resource of gvk in namespace ("": cluster-wide) live with the
+	// manager's identity: a Forbidden or Unauthorized list or watch marks a resource not
+	// readable only when Probe's answer is too.
+	Probe func(ctx context.Context, gvk schema.GroupVersionKind, namespace string) error
 
 	mu   sync.Mutex
 	lost map[revokedKey]Revoked
+	// denied counts the Forbidden or Unauthorized errors of an informer since its last watch
+	// opened.
+	denied map[revokedKey]int
 }
 
 type revokedKey struct {
@@ -49,6 +60,8 @@ type revokedKey struct {
 type Revoked struct {
 	Since time.Time
 	Err   error
+
+	relisted bool // a list succeeded since
 }
 
 // AccessLost reports whether err, from a list or watch, says that the manager's identity may
@@ -64,42 +77,132 @@ func (r *Revocations) NewInformer(namespace string) func(toolscache.ListerWatche
 	return func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
 		key := revokedKey{gvk: obj.GetObjectKind().GroupVersionKind(), namespace: namespace}
 		r.forget(key) // a new informer: what an earlier one saw is gone with it
-		lwc := toolscache.ToListerWatcherWithContext(lw)
-		inf := toolscache.NewSharedIndexInformer(&toolscache.ListWatch{
-			ListWithContextFunc: lwc.ListWithContext,
-			WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (apiwatch.Interface, error) {
-				r.boundWatch(&opts)
-				w, err := lwc.WatchWithContext(ctx, opts)
-				if err == nil {
-					r.readable(key)
-				}
-				return w, err
-			},
-		}, obj, resync, indexers)
+		inf := toolscache.NewSharedIndexInformer(r.listWatch(key, toolscache.ToListerWatcherWithContext(lw)), obj, resync, indexers)
 		// The informer is not started yet: the handler can be set.
 		_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, rf *toolscache.Reflector, err error) {
+			if ctx.Err() != nil {
+				return // the informer stopped: its resource is no longer watched
+			}
 			toolscache.DefaultWatchErrorHandler(ctx, rf, err)
 			if AccessLost(err) {
-				r.notReadable(key, err)
+				r.notReadable(ctx, key, err)
 			}
 		})
 		return inf
 	}
 }
 
-// boundWatch shortens a watch request to at most WatchTimeout.
+// listWatch is lwc as the informer of key lists and watches through it: a successful list is
+// recorded, a watch is bounded by WatchTimeout (not a streaming list's: it carries the whole
+// initial list), and a lost read access is cleared once the informer's view is refilled.
+func (r *Revocations) listWatch(key revokedKey, lwc toolscache.ListerWatcherWithContext) *toolscache.ListWatch {
+	return &toolscache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			l, err := lwc.ListWithContext(ctx, opts)
+			if err == nil {
+				r.listed(key)
+			}
+			return l, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (apiwatch.Interface, error) {
+			streaming := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+			if !streaming {
+				r.boundWatch(&opts)
+			}
+			w, err := lwc.WatchWithContext(ctx, opts)
+			if err == nil {
+				r.watchOpened(key)
+			}
+			switch {
+			case err != nil:
+			case streaming && r.isLost(key):
+				// The view is refilled when the reflector has the stream's initial events.
+				return newRefillWatch(w, func() { r.readable(key, false) }), nil
+			case !streaming:
+				// A watch opens after the list that refilled the view, if there was one.
+				r.readable(key, true)
+			}
+			return w, err
+		},
+	}
+}
+
+// refillWatch passes on the events of a streaming list's watch and calls refilled after it passed
+// on the bookmark that ends the initial events (the reflector then replaces its view with them).
+type refillWatch struct {
+	apiwatch.Interface
+	out  chan apiwatch.Event
+	stop chan struct{}
+	once sync.Once
+}
+
+func newRefillWatch(w apiwatch.Interface, refilled func()) *refillWatch {
+	rw := &refillWatch{Interface: w, out: make(chan apiwatch.Event), stop: make(chan struct{})}
+	go rw.pass(refilled)
+	return rw
+}
+
+func (rw *refillWatch) ResultChan() <-chan apiwatch.Event { return rw.out }
+
+func (rw *refillWatch) Stop() {
+	rw.once.Do(func() { close(rw.stop) })
+	rw.Interface.Stop()
+}
+
+func (rw *refillWatch) pass(refilled func()) {
+	defer close(rw.out)
+	for ev := range rw.Interface.ResultChan() {
+		select {
+		case rw.out <- ev:
+		case <-rw.stop:
+			return
+		}
+		if refilled != nil && ev.Type == apiwatch.Bookmark && initialEventsEnd(ev.Object) {
+			refilled()
+			refilled = nil
+		}
+	}
+}
+
+// initialEventsEnd reports whether a bookmark's object ends a streaming list's initial events.
+func initialEventsEnd(obj runtime.Object) bool {
+	m, err := meta.Accessor(obj)
+	return err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+}
+
+// boundWatch shortens a watch request to at most WatchTimeout: between half of it and all of it,
+// in whole seconds.
 func (r *Revocations) boundWatch(opts *metav1.ListOptions) {
 	if r.WatchTimeout <= 0 {
 		return
 	}
 	half := r.WatchTimeout.Seconds() / 2
-	secs := max(int64(half+rand.Float64()*half), 1)
+	secs := max(int64(math.Round(half+rand.Float64()*half)), 1)
 	if opts.TimeoutSeconds == nil || *opts.TimeoutSeconds > secs {
 		opts.TimeoutSeconds = &secs
 	}
 }
 
-func (r *Revocations) notReadable(key revokedKey, err error) {
+// probeTimeout bounds the live check that confirms a lost read access.
+const probeTimeout = 30 * time.Second
+
+// notReadable marks key as not readable since now, after err, when Probe (if set) confirms it
+// or when the informer's previous attempt was denied too: a Forbidden or Unauthorized answer to
+// one request may be transient (an authorization webhook or a TokenReview that timed out;
+// credentials that are refreshed after a 401), and Probe lists, so it cannot confirm a watch
+// denied while lists are allowed.
+func (r *Revocations) notReadable(ctx context.Context, key revokedKey, err error) {
+	if r.isLost(key) {
+		return
+	}
+	if r.deny(key) < 2 && r.Probe != nil {
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		perr := r.Probe(pctx, key.gvk, key.namespace)
+		cancel()
+		if !AccessLost(perr) || ctx.Err() != nil {
+			return // readable, or not known: the informer's next attempt tells
+		}
+	}
 	r.mu.Lock()
 	_, was := r.lost[key]
 	if !was {
@@ -114,8 +217,50 @@ func (r *Revocations) notReadable(key revokedKey, err error) {
 	}
 }
 
-func (r *Revocations) readable(key revokedKey) {
-	if r.forget(key) && r.OnChange != nil {
+// deny counts one more denied attempt of the informer of key and returns the count.
+func (r *Revocations) deny(key revokedKey) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.denied == nil {
+		r.denied = map[revokedKey]int{}
+	}
+	r.denied[key]++
+	return r.denied[key]
+}
+
+func (r *Revocations) watchOpened(key revokedKey) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.denied, key)
+}
+
+func (r *Revocations) isLost(key revokedKey) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.lost[key]
+	return ok
+}
+
+// listed records that the informer of key listed since it lost read access, if it did.
+func (r *Revocations) listed(key revokedKey) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rv, ok := r.lost[key]; ok {
+		rv.relisted = true
+		r.lost[key] = rv
+	}
+}
+
+// readable clears key; afterList: only if the informer listed since it lost read access.
+func (r *Revocations) readable(key revokedKey, afterList bool) {
+	r.mu.Lock()
+	rv, was := r.lost[key]
+	cleared := was && (!afterList || rv.relisted)
+	if cleared {
+		delete(r.lost, key)
+	}
+	r.mu.Unlock()
+	if cleared && r.OnChange != nil {
 		r.OnChange()
 	}
 }
@@ -126,6 +271,7 @@ func (r *Revocations) forget(key revokedKey) bool {
 	defer r.mu.Unlock()
 	_, was := r.lost[key]
 	delete(r.lost, key)
+	delete(r.denied, key)
 	return was
 }
 

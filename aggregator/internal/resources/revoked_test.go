@@ -51,7 +51,8 @@ func TestAccessLost(t *testing.T) {
 	}
 }
 
-// switchingLW lists and watches ConfigMaps, answering Forbidden while denied is set.
+// switchingLW lists and watches ConfigMaps, answering Forbidden while denied is set; it serves
+// no streaming lists.
 type switchingLW struct {
 	denied  atomic.Bool
 	timeout atomic.Int64 // the TimeoutSeconds of the last watch
@@ -69,6 +70,10 @@ func (lw *switchingLW) List(metav1.ListOptions) (runtime.Object, error) {
 }
 
 func (lw *switchingLW) Watch(opts metav1.ListOptions) (apiwatch.Interface, error) {
+	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+		// An apiserver without streaming lists: the reflector lists, then watches.
+		return nil, apierrors.NewBadRequest("sendInitialEvents is not supported")
+	}
 	if opts.TimeoutSeconds != nil {
 		lw.timeout.Store(*opts.TimeoutSeconds)
 	}
@@ -190,7 +195,7 @@ func TestWatcherRevoked(t *testing.T) {
 		t.Fatal(err)
 	}
 	forbidden := apierrors.NewForbidden(deployments.GVR.GroupResource(), "", errors.New("no"))
-	r.notReadable(revokedKey{gvk: gvk, namespace: "b"}, forbidden)
+	r.notReadable(ctx, revokedKey{gvk: gvk, namespace: "b"}, forbidden)
 	for name, err := range map[string]error{"Ensure": n.Ensure(ctx, deployments, want.Scope), "Readable": n.Readable(ctx, want)} {
 		nr, ok := IsNotReadable(err)
 		if !ok || fmt.Sprint(nr.Namespaces) != "[b]" || nr.Since.IsZero() {
@@ -200,12 +205,12 @@ func TestWatcherRevoked(t *testing.T) {
 	if err := n.Ensure(ctx, deployments, InNamespaces("a")); err != nil {
 		t.Errorf("Ensure in a only: %v; want nil (a's informer may read)", err)
 	}
-	r.readable(revokedKey{gvk: gvk, namespace: "b"})
+	r.readable(revokedKey{gvk: gvk, namespace: "b"}, false)
 	if err := n.Ensure(ctx, deployments, want.Scope); err != nil {
 		t.Errorf("Ensure after b watches again: %v", err)
 	}
 
-	r.notReadable(revokedKey{gvk: gvk, namespace: "b"}, forbidden)
+	r.notReadable(ctx, revokedKey{gvk: gvk, namespace: "b"}, forbidden)
 	if _, err := n.StopExcept(ctx, []ResourceInfo{deployments}, map[string]Scope{deployments.GVR.String(): InNamespaces("a")}); err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +221,7 @@ func TestWatcherRevoked(t *testing.T) {
 	if err := n.Ensure(ctx, deployments, AllNamespaces()); err != nil {
 		t.Fatal(err)
 	}
-	r.notReadable(revokedKey{gvk: gvk}, forbidden)
+	r.notReadable(ctx, revokedKey{gvk: gvk}, forbidden)
 	nr, ok := IsNotReadable(n.Ensure(ctx, deployments, InNamespaces("a")))
 	if !ok || len(nr.Namespaces) != 0 {
 		t.Errorf("cluster-wide informer revoked: %v; want the whole resource not readable", nr)
