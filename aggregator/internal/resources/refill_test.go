@@ -133,7 +133,8 @@ func wait[T any](t *testing.T, ch <-chan T, what string) T {
 
 // TestClearedAfterList: a plain watch clears a lost read access only after a list succeeded
 // since it was lost; a streaming list's watch only once it passed on the bookmark that ends its
-// initial events. Neither is bounded by WatchTimeout the same way.
+// initial events. A plain watch's request is bounded by WatchTimeout; a streaming list's watch
+// is ended that long after its initial events.
 func TestClearedAfterList(t *testing.T) {
 	ctx := context.Background()
 	key := revokedKey{gvk: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, namespace: "a"}
@@ -188,7 +189,13 @@ func TestClearedAfterList(t *testing.T) {
 	fw.Action(apiwatch.Bookmark, endOfInitialEvents("6"))
 	<-w.ResultChan()
 	wait(t, changed, "not cleared at the end of the initial events")
-	w.Stop()
+	ended := make(chan struct{})
+	go func() {
+		for range w.ResultChan() {
+		}
+		close(ended)
+	}()
+	wait(t, ended, "the streaming list's watch not ended after its list and WatchTimeout")
 
 	if len(timeouts) != 3 || timeouts[2] != 400 {
 		t.Errorf("watches' TimeoutSeconds %v; want the streaming list's (the third) left at 400", timeouts)

@@ -31,7 +31,8 @@ import (
 //
 // The apiserver authorizes a watch when it opens, not while it streams: a revocation shows when
 // the open watch ends. NewInformer's watches last at most WatchTimeout (client-go's own last 5
-// to 10 minutes), except the watch of a streaming list, which carries the whole list first.
+// to 10 minutes); the watch of a streaming list, which carries the whole list first, is ended
+// that long after the list.
 type Revocations struct {
 	// WatchTimeout bounds how long one watch of an informer stays open (each lasts between half
 	// of it and all of it); 0: client-go's.
@@ -93,8 +94,9 @@ func (r *Revocations) NewInformer(namespace string) func(toolscache.ListerWatche
 }
 
 // listWatch is lwc as the informer of key lists and watches through it: a successful list is
-// recorded, a watch is bounded by WatchTimeout (not a streaming list's: it carries the whole
-// initial list), and a lost read access is cleared once the informer's view is refilled.
+// recorded, a watch is bounded by WatchTimeout (a streaming list's only once it has carried the
+// whole initial list: streamed), and a lost read access is cleared once the informer's view is
+// refilled.
 func (r *Revocations) listWatch(key revokedKey, lwc toolscache.ListerWatcherWithContext) *toolscache.ListWatch {
 	return &toolscache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -115,10 +117,9 @@ func (r *Revocations) listWatch(key revokedKey, lwc toolscache.ListerWatcherWith
 			}
 			switch {
 			case err != nil:
-			case streaming && r.isLost(key):
-				// The view is refilled when the reflector has the stream's initial events.
-				return newRefillWatch(w, func() { r.readable(key, false) }), nil
-			case !streaming:
+			case streaming:
+				return r.streamed(key, w), nil
+			default:
 				// A watch opens after the list that refilled the view, if there was one.
 				r.readable(key, true)
 			}
@@ -127,39 +128,64 @@ func (r *Revocations) listWatch(key revokedKey, lwc toolscache.ListerWatcherWith
 	}
 }
 
-// refillWatch passes on the events of a streaming list's watch and calls refilled after it passed
-// on the bookmark that ends the initial events (the reflector then replaces its view with them).
-type refillWatch struct {
+// streamed is w, the watch of a streaming list of the informer of key, as the informer gets it:
+// once w has passed on the bookmark that ends its initial events (the reflector then replaces its
+// view with them), a lost read access is cleared, and w is ended after WatchTimeout, as a plain
+// watch would be (its request's timeout is left alone: it must carry the whole list first).
+func (r *Revocations) streamed(key revokedKey, w apiwatch.Interface) apiwatch.Interface {
+	refilled := func() { r.readable(key, false) }
+	if !r.isLost(key) {
+		refilled = nil
+	}
+	limit, bounded := r.watchSeconds()
+	if refilled == nil && !bounded {
+		return w
+	}
+	after := time.Duration(0)
+	if bounded {
+		after = time.Duration(limit) * time.Second
+	}
+	rw := &streamWatch{Interface: w, out: make(chan apiwatch.Event), stop: make(chan struct{})}
+	go rw.pass(refilled, after)
+	return rw
+}
+
+// streamWatch passes on the events of a streaming list's watch (streamed).
+type streamWatch struct {
 	apiwatch.Interface
 	out  chan apiwatch.Event
 	stop chan struct{}
 	once sync.Once
 }
 
-func newRefillWatch(w apiwatch.Interface, refilled func()) *refillWatch {
-	rw := &refillWatch{Interface: w, out: make(chan apiwatch.Event), stop: make(chan struct{})}
-	go rw.pass(refilled)
-	return rw
+func (sw *streamWatch) ResultChan() <-chan apiwatch.Event { return sw.out }
+
+func (sw *streamWatch) Stop() {
+	sw.once.Do(func() { close(sw.stop) })
+	sw.Interface.Stop()
 }
 
-func (rw *refillWatch) ResultChan() <-chan apiwatch.Event { return rw.out }
-
-func (rw *refillWatch) Stop() {
-	rw.once.Do(func() { close(rw.stop) })
-	rw.Interface.Stop()
-}
-
-func (rw *refillWatch) pass(refilled func()) {
-	defer close(rw.out)
-	for ev := range rw.Interface.ResultChan() {
+// pass passes on the events; at the end of the initial events it calls refilled (if set) and,
+// after a positive after, stops the watch.
+func (sw *streamWatch) pass(refilled func(), after time.Duration) {
+	defer close(sw.out)
+	for ev := range sw.Interface.ResultChan() {
 		select {
-		case rw.out <- ev:
-		case <-rw.stop:
+		case sw.out <- ev:
+		case <-sw.stop:
 			return
 		}
-		if refilled != nil && ev.Type == apiwatch.Bookmark && initialEventsEnd(ev.Object) {
+		if ev.Type != apiwatch.Bookmark || !initialEventsEnd(ev.Object) {
+			continue
+		}
+		if refilled != nil {
 			refilled()
 			refilled = nil
+		}
+		if after > 0 {
+			t := time.AfterFunc(after, sw.Interface.Stop)
+			defer t.Stop()
+			after = 0
 		}
 	}
 }
@@ -170,17 +196,22 @@ func initialEventsEnd(obj runtime.Object) bool {
 	return err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
 }
 
-// boundWatch shortens a watch request to at most WatchTimeout: between half of it and all of it,
-// in whole seconds.
+// boundWatch shortens a watch request to at most WatchTimeout (watchSeconds).
 func (r *Revocations) boundWatch(opts *metav1.ListOptions) {
-	if r.WatchTimeout <= 0 {
-		return
-	}
-	half := r.WatchTimeout.Seconds() / 2
-	secs := max(int64(math.Round(half+rand.Float64()*half)), 1)
-	if opts.TimeoutSeconds == nil || *opts.TimeoutSeconds > secs {
+	secs, ok := r.watchSeconds()
+	if ok && (opts.TimeoutSeconds == nil || *opts.TimeoutSeconds > secs) {
 		opts.TimeoutSeconds = &secs
 	}
+}
+
+// watchSeconds is how long the next watch may stay open, between half of WatchTimeout and all of
+// it, in whole seconds; false without a WatchTimeout.
+func (r *Revocations) watchSeconds() (int64, bool) {
+	if r.WatchTimeout <= 0 {
+		return 0, false
+	}
+	half := r.WatchTimeout.Seconds() / 2
+	return max(int64(math.Round(half+rand.Float64()*half)), 1), true
 }
 
 // probeTimeout bounds the live check that confirms a lost read access.
