@@ -124,7 +124,8 @@ type Options struct {
 	// WorkloadWatchTimeout bounds how long one watch of a workload resource's informer stays
 	// open: the apiserver authorizes a watch when it opens, so this bounds how long a revoked
 	// read access goes unnoticed (docs/security.md, "Read access revoked"). 0:
-	// DefaultWorkloadWatchTimeout.
+	// DefaultWorkloadWatchTimeout; else at least 1s (the flag: MinWorkloadWatchTimeout). A
+	// streaming list's watch is bounded by it only once its list has arrived.
 	WorkloadWatchTimeout time.Duration
 }
 
@@ -183,8 +184,11 @@ func (o *Options) defaults() error {
 	if o.ObjectTimeBudget <= 0 {
 		o.ObjectTimeBudget = DefaultObjectTimeBudget
 	}
-	if o.WorkloadWatchTimeout <= 0 {
+	switch {
+	case o.WorkloadWatchTimeout == 0:
 		o.WorkloadWatchTimeout = DefaultWorkloadWatchTimeout
+	case o.WorkloadWatchTimeout < time.Second:
+		return fmt.Errorf("aggregator: workload watch timeout %s: must be at least 1s (a watch's timeout is in whole seconds)", o.WorkloadWatchTimeout)
 	}
 	if _, err := luaConfigMapKey(o.LuaHealthConfigMap); err != nil {
 		return err
@@ -203,7 +207,12 @@ const (
 
 // DefaultWorkloadWatchTimeout is the longest a workload informer's watch stays open before it
 // is opened again (and authorized again): client-go's own last 5 to 10 minutes.
-const DefaultWorkloadWatchTimeout = time.Minute
+// MinWorkloadWatchTimeout is the shortest --workload-watch-timeout: each informer opens a watch
+// every 0.75 of it on average. Options take 1s and more (tests).
+const (
+	DefaultWorkloadWatchTimeout = time.Minute
+	MinWorkloadWatchTimeout     = 10 * time.Second
+)
 
 // The object size budget (docs/rules.md "Size budget"): by default 1 MiB of JSON, two thirds of
 // etcd's default 1.5 MiB request limit, leaving room for managed fields and server-set metadata.

@@ -1,7 +1,9 @@
 package aggregator
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -19,5 +21,17 @@ func TestCacheRunnable(t *testing.T) {
 	})
 	if !ok || hc.GetCache() != c {
 		t.Error("cacheRunnable is not added to the manager's caches")
+	}
+}
+
+// TestWorkloadWatchTimeoutOption: 0 is the default; under 1s is refused, naming the option.
+func TestWorkloadWatchTimeoutOption(t *testing.T) {
+	o := Options{WDSName: "wds1"}
+	if err := o.defaults(); err != nil || o.WorkloadWatchTimeout != DefaultWorkloadWatchTimeout {
+		t.Errorf("defaults: %v, timeout %s; want %s", err, o.WorkloadWatchTimeout, DefaultWorkloadWatchTimeout)
+	}
+	o = Options{WDSName: "wds1", WorkloadWatchTimeout: 500 * time.Millisecond}
+	if err := o.defaults(); err == nil || !strings.Contains(err.Error(), "workload watch timeout 500ms") {
+		t.Errorf("500ms: %v; want an error naming the workload watch timeout", err)
 	}
 }

@@ -120,6 +120,8 @@ func (o *managerOptions) register(f *pflag.FlagSet) {
 		"with --kubeflex and a WDS that is not the hosting cluster: the base URL the WDS calls the webhooks at (default https://<--webhook-service>.<--namespace>.svc:443); the built-in serving certificate is made valid for its host")
 	f.BoolVar(&cfg.ClusterWideWatches, "cluster-wide-watches", false,
 		"watch every workload resource cluster-wide (off: a resource that every BindingPolicy clause selecting it limits to named namespaces is watched in those namespaces only)")
+	f.DurationVar(&cfg.WorkloadWatchTimeout, "workload-watch-timeout", aggregator.DefaultWorkloadWatchTimeout,
+		"longest a workload resource's watch stays open before it is opened, and authorized, again: a read access revoked while statusfold runs shows within about this long; each informer opens a watch every 0.75 of it on average (at least 10s)")
 	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the namespace statusfold runs in (for builtin certificates; default $POD_NAMESPACE)")
 	gofs := flag.NewFlagSet("log", flag.ContinueOnError)
 	o.logConfig.AddFlags(gofs)
@@ -183,6 +185,9 @@ func (o *managerOptions) completeConfig() error {
 	}
 	if cfg.ObjectTimeBudget <= 0 {
 		return fmt.Errorf("--object-time-budget %s: must be positive", cfg.ObjectTimeBudget)
+	}
+	if cfg.WorkloadWatchTimeout < aggregator.MinWorkloadWatchTimeout {
+		return fmt.Errorf("--workload-watch-timeout %s: must be at least %s", cfg.WorkloadWatchTimeout, aggregator.MinWorkloadWatchTimeout)
 	}
 	cfg.CompilerOptions = append(cfg.CompilerOptions, collector.WithTimeBudget(o.timeBudget))
 	if !o.spaces.kubeflex || o.wdsKubeconfig != "" {

@@ -115,11 +115,7 @@ func TestManagerMaxWriteDelayFlag(t *testing.T) {
 			t.Errorf("manager %v: MaxWriteDelay %s, want %s", tc.args, got, tc.want)
 		}
 	}
-	cmd := newManagerCommand(func(context.Context, aggregator.Config) error { return nil })
-	cmd.SetArgs([]string{"--max-write-delay=-1s", "--wds-kubeconfig", writeKubeconfig(t), "--webhooks=false"})
-	cmd.SetOut(io.Discard)
-	cmd.SetErr(io.Discard)
-	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--max-write-delay") {
+	if err := managerError(t, "--max-write-delay=-1s"); err == nil || !strings.Contains(err.Error(), "--max-write-delay") {
 		t.Errorf("--max-write-delay=-1s: error %v, want one that names the flag", err)
 	}
 }
@@ -163,12 +159,33 @@ func TestManagerStatusCapFlags(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"--max-reported-status-bytes=-1", "--object-time-budget=0s"} {
-		cmd := newManagerCommand(func(context.Context, aggregator.Config) error { return nil })
-		cmd.SetArgs([]string{bad, "--wds-kubeconfig", writeKubeconfig(t), "--webhooks=false"})
-		cmd.SetOut(io.Discard)
-		cmd.SetErr(io.Discard)
-		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), strings.SplitN(bad, "=", 2)[0]) {
+		if err := managerError(t, bad); err == nil || !strings.Contains(err.Error(), strings.SplitN(bad, "=", 2)[0]) {
 			t.Errorf("%s: error %v, want one that names the flag", bad, err)
 		}
 	}
+}
+
+// --workload-watch-timeout reaches the Config, 1 minute by default; under 10s it is refused
+// with the flag's name.
+func TestManagerWorkloadWatchTimeout(t *testing.T) {
+	if got := managerConfig(t).WorkloadWatchTimeout; got != aggregator.DefaultWorkloadWatchTimeout {
+		t.Errorf("default %s, want %s", got, aggregator.DefaultWorkloadWatchTimeout)
+	}
+	if got := managerConfig(t, "--workload-watch-timeout=5m").WorkloadWatchTimeout; got != 5*time.Minute {
+		t.Errorf("--workload-watch-timeout=5m: %s", got)
+	}
+	if err := managerError(t, "--workload-watch-timeout=9s"); err == nil || !strings.Contains(err.Error(), "--workload-watch-timeout 9s: must be at least 10s") {
+		t.Errorf("--workload-watch-timeout=9s: error %v, want one that names the flag", err)
+	}
+}
+
+// managerError is the error of `statusfold manager` run with args (and a WDS kubeconfig, no
+// webhooks), before it would start.
+func managerError(t *testing.T, args ...string) error {
+	t.Helper()
+	cmd := newManagerCommand(func(context.Context, aggregator.Config) error { return nil })
+	cmd.SetArgs(append([]string{"--wds-kubeconfig", writeKubeconfig(t), "--webhooks=false"}, args...))
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	return cmd.Execute()
 }

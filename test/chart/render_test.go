@@ -99,6 +99,7 @@ func TestChartSchemaRejectsBadValues(t *testing.T) {
 		"/wdsName': '",
 		"/metrics': additional properties 'serviceMonitr' not allowed",
 		"/sizeBudget'",
+		"/workloadWatchTimeout'",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error does not say %q:\n%v", want, err)
@@ -113,7 +114,8 @@ func TestChartOptions(t *testing.T) {
 	objs := render(t, "--set", "wds.kubeconfigSecret.name=wds-kubeconfig", "--set", "its.kubeconfigSecret.name=its-kubeconfig",
 		"--set", "its.kubeconfigSecret.key=value", "--set", "wdsName=wds7", "--set", "bindingResolution=external",
 		"--set", "metrics.serviceMonitor.enabled=true", "--set", "dashboard.enabled=true", "--set", "prometheusRule.enabled=true",
-		"--set", "webhooks.enabled=false", "--set", "podDisruptionBudget.enabled=false", "--set", "sizeBudget=524288", "--set", "clusterWideWatches=true")
+		"--set", "webhooks.enabled=false", "--set", "podDisruptionBudget.enabled=false", "--set", "sizeBudget=524288", "--set", "clusterWideWatches=true",
+		"--set", "workloadWatchTimeout=5m")
 	d := objs["Deployment/"+namespace+"/statusfold-manager"]
 	if d == nil {
 		t.Fatalf("no Deployment: %v", keys(objs))
@@ -121,7 +123,8 @@ func TestChartOptions(t *testing.T) {
 	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
 	args := fmt.Sprint(containers[0].(map[string]any)["args"])
 	for _, want := range []string{"--wds-name=wds7", "--binding-resolution=external", "--webhooks=false",
-		"--wds-kubeconfig=/etc/statusfold/wds/kubeconfig", "--its-kubeconfig=/etc/statusfold/its/value", "--size-budget=524288", "--cluster-wide-watches"} {
+		"--wds-kubeconfig=/etc/statusfold/wds/kubeconfig", "--its-kubeconfig=/etc/statusfold/its/value", "--size-budget=524288", "--cluster-wide-watches",
+		"--workload-watch-timeout=5m"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("manager args %s lack %s", args, want)
 		}
