@@ -296,14 +296,12 @@ func (r *Revocations) readable(key revokedKey, afterList bool) {
 	}
 }
 
-// forget clears key and reports whether it was set.
-func (r *Revocations) forget(key revokedKey) bool {
+// forget clears what r knows of the informer of key.
+func (r *Revocations) forget(key revokedKey) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, was := r.lost[key]
 	delete(r.lost, key)
 	delete(r.denied, key)
-	return was
 }
 
 // Lost returns the lost read access of the informer of gvk in namespace ("": cluster-wide), if
