@@ -211,9 +211,10 @@ func (r *Reconciler) resolve(ctx context.Context, bp *controlv1alpha1.BindingPol
 		}
 		for i := range items {
 			o := &items[i]
-			key := rules.ObjectKey{Group: info.GVR.Group, Resource: info.GVR.Resource, Namespace: o.GetNamespace(), Name: o.GetName()}
-			objects = append(objects, rules.WorkloadObject{GVR: info.GVR, Namespaced: info.Namespaced, Namespace: o.GetNamespace(),
-				Name: o.GetName(), ResourceVersion: r.holds.Version(key, o.GetResourceVersion(), listed[key]), Labels: o.GetLabels()})
+			wo := rules.WorkloadObject{GVR: info.GVR, Namespaced: info.Namespaced, Namespace: o.GetNamespace(),
+				Name: o.GetName(), ResourceVersion: o.GetResourceVersion(), Labels: o.GetLabels()}
+			wo.ResourceVersion = r.holds.Version(wo.Key(), wo.ResourceVersion, listed[wo.Key()])
+			objects = append(objects, wo)
 		}
 	}
 	nsLabels := func(ns string) map[string]string {

@@ -54,12 +54,10 @@ func listedVersions(b *controlv1alpha1.Binding) map[rules.ObjectKey]string {
 	if b == nil {
 		return nil
 	}
-	m := make(map[rules.ObjectKey]string, len(b.Spec.Workload.NamespaceScope)+len(b.Spec.Workload.ClusterScope))
-	for _, c := range b.Spec.Workload.NamespaceScope {
-		m[rules.ObjectKey{Group: c.Group, Resource: c.Resource, Namespace: c.Namespace, Name: c.Name}] = c.ResourceVersion
-	}
-	for _, c := range b.Spec.Workload.ClusterScope {
-		m[rules.ObjectKey{Group: c.Group, Resource: c.Resource, Name: c.Name}] = c.ResourceVersion
+	bound := rules.BoundObjects(&b.Spec)
+	m := make(map[rules.ObjectKey]string, len(bound))
+	for _, bo := range bound {
+		m[bo.Key()] = bo.ResourceVersion
 	}
 	return m
 }

@@ -30,12 +30,14 @@ func (k ObjectKey) GroupResource() schema.GroupResource {
 	return schema.GroupResource{Group: k.Group, Resource: k.Resource}
 }
 
-// BoundObject is one object of a Binding, with its combined modulation.
+// BoundObject is one object of a Binding, with its combined modulation and the resourceVersion
+// the Binding lists.
 type BoundObject struct {
-	GVR        schema.GroupVersionResource
-	Namespace  string
-	Name       string
-	Modulation controlv1alpha1.DownsyncModulation
+	GVR             schema.GroupVersionResource
+	Namespace       string
+	Name            string
+	Modulation      controlv1alpha1.DownsyncModulation
+	ResourceVersion string
 }
 
 // Key of the object.
@@ -49,12 +51,12 @@ func BoundObjects(spec *controlv1alpha1.BindingSpec) []BoundObject {
 	for _, c := range spec.Workload.NamespaceScope {
 		out = append(out, BoundObject{
 			GVR:       schema.GroupVersionResource{Group: c.Group, Version: c.Version, Resource: c.Resource},
-			Namespace: c.Namespace, Name: c.Name, Modulation: c.DownsyncModulation})
+			Namespace: c.Namespace, Name: c.Name, Modulation: c.DownsyncModulation, ResourceVersion: c.ResourceVersion})
 	}
 	for _, c := range spec.Workload.ClusterScope {
 		out = append(out, BoundObject{
 			GVR:  schema.GroupVersionResource{Group: c.Group, Version: c.Version, Resource: c.Resource},
-			Name: c.Name, Modulation: c.DownsyncModulation})
+			Name: c.Name, Modulation: c.DownsyncModulation, ResourceVersion: c.ResourceVersion})
 	}
 	return out
 }
