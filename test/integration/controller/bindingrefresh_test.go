@@ -3,13 +3,13 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusfold/statusfold/aggregator"
@@ -45,10 +45,7 @@ func newRefreshBarrier(t *testing.T, c client.Client, ns string) *refreshBarrier
 func (r *refreshBarrier) pass() {
 	r.t.Helper()
 	r.edits++
-	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"barrier":"%d"}}}`, r.edits)
-	if err := r.c.Patch(context.Background(), r.d, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		r.t.Fatal(err)
-	}
+	annotate(r.t, r.c, r.d, "barrier", strconv.Itoa(r.edits))
 	eventually(r.t, fmt.Sprintf("barrier %d: the timer's Binding lists the edit", r.edits), func() error {
 		return bindingListsAt(r.c, "timer", r.d.Name, r.d.ResourceVersion)
 	})
@@ -136,10 +133,7 @@ func TestStatusReturnDoesNotRewriteBinding(t *testing.T) {
 // within the short delay.
 func expectEditRecorded(t *testing.T, c client.Client, d *appsv1.Deployment, ns string) {
 	t.Helper()
-	patch := []byte(`{"metadata":{"annotations":{"edited":"yes"}}}`)
-	if err := c.Patch(context.Background(), d, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		t.Fatal(err)
-	}
+	annotate(t, c, d, "edited", "yes")
 	eventually(t, "the Binding lists the edited object's resourceVersion", func() error {
 		return bindingListsAt(c, "own", "web", d.ResourceVersion)
 	})
@@ -188,8 +182,5 @@ func reconcileAgain(t *testing.T, c client.Client, name string) {
 	t.Helper()
 	bp := &controlv1alpha1.BindingPolicy{}
 	bp.Name = name
-	patch := []byte(`{"metadata":{"annotations":{"reconcile":"again"}}}`)
-	if err := c.Patch(context.Background(), bp, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		t.Fatal(err)
-	}
+	annotate(t, c, bp, "reconcile", "again")
 }
